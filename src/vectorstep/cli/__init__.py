@@ -1,0 +1,33 @@
+"""The `vectorstep` command: parse, call, print. No business logic lives here."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import click
+
+from vectorstep.cli.common import configure_logging
+from vectorstep.cli.db import db_group
+from vectorstep.cli.demo import demo_command
+from vectorstep.cli.run import run_command
+from vectorstep.cli.runs import runs_group
+from vectorstep.cli.validate import validate_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version("vectorstep"), prog_name="vectorstep")
+@click.option("-v", "--verbose", is_flag=True, help="Log debug details to stderr.")
+def cli(verbose: bool) -> None:
+    """VectorStep: multi-step agent pipelines whose steps act only when their trust vector allows."""
+    configure_logging(verbose)
+
+
+cli.add_command(run_command)
+cli.add_command(validate_command)
+cli.add_command(runs_group)
+cli.add_command(db_group)
+cli.add_command(demo_command)
+
+
+def main() -> None:
+    cli()

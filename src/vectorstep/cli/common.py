@@ -1,0 +1,83 @@
+"""What every command shares: finding the config, opening the store, turning errors into exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import click
+
+from vectorstep.cli.output import Output
+from vectorstep.domain.status import EXIT_INVALID_INPUT
+from vectorstep.errors import ConfigError, NotFoundError, PayloadError, StoreError, VectorStepError
+from vectorstep.spec.settings import Settings, find_config, load_settings, redact_url
+from vectorstep.store.database import Database, connect
+from vectorstep.store.migrate import upgrade
+from vectorstep.store.runs import RunRepository
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="vectorstep.yaml to use (default: $VECTORSTEP_CONFIG, then ./vectorstep.yaml, then built-in defaults).",
+)
+
+
+def settings_from(config_path: Path | None) -> Settings:
+    return load_settings(find_config(config_path))
+
+
+async def open_runs(settings: Settings) -> RunRepository:
+    """Connect to the configured database and bring its schema up to date."""
+    database: Database = connect(settings.database_url)
+    try:
+        await upgrade(database)
+    except Exception as error:
+        await database.dispose()
+        raise StoreError(f"cannot use the database {redact_url(settings.database_url)}: {error}") from error
+    return RunRepository(database)
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def reports_errors(command: Callable[P, int | None]) -> Callable[P, None]:
+    """User mistakes become a clear message and exit 2; never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        errors = Output(stderr=True)
+        try:
+            code = command(*args, **kwargs)
+        except ConfigError as error:
+            for problem in error.problems:
+                errors.line(str(problem), style="red")
+            raise SystemExit(EXIT_INVALID_INPUT) from None
+        except (PayloadError, NotFoundError) as error:
+            errors.line(f"error: {error}", style="red")
+            raise SystemExit(EXIT_INVALID_INPUT) from None
+        except VectorStepError as error:
+            errors.line(f"error: {error}", style="red")
+            raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            errors.line("interrupted", style="yellow")
+            raise SystemExit(130) from None
+        raise SystemExit(code or 0)
+
+    return wrapper
+
+
+def configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )

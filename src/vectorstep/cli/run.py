@@ -1,0 +1,114 @@
+"""`vectorstep run`: run a pipeline in this process against a payload file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.output import Output
+from vectorstep.cli.progress import Progress
+from vectorstep.cli.show import print_run
+from vectorstep.clock import SystemClock
+from vectorstep.domain.context import NormalisedContext
+from vectorstep.domain.events import RunObserver
+from vectorstep.domain.records import RunRecord
+from vectorstep.domain.status import exit_code
+from vectorstep.engine.preflight import preflight
+from vectorstep.engine.services import AVAILABLE_EXECUTORS, Engine
+from vectorstep.errors import ConfigError, PayloadError
+from vectorstep.intake.alertmanager import normalise_alertmanager
+from vectorstep.intake.generic import manual_context, normalise_generic
+from vectorstep.spec.pipelines import LoadedPipeline
+from vectorstep.spec.project import Project, load_project
+from vectorstep.spec.settings import Settings
+from vectorstep.store.writer import StoreWriter
+
+
+@click.command("run")
+@click.argument("pipeline")
+@click.option("--payload", "payload_path", type=click.Path(path_type=Path, dir_okay=False), help="JSON payload file.")
+@click.option(
+    "--source",
+    type=click.Choice(["alertmanager", "generic"]),
+    default=None,
+    help="How to read the payload (default: alertmanager when it has an `alerts` list, else generic).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+@config_option
+@reports_errors
+def run_command(
+    pipeline: str, payload_path: Path | None, source: str | None, as_json: bool, config_path: Path | None
+) -> int:
+    """Run PIPELINE (a name from the pipelines dir, or a file) in this process and record it."""
+    settings = settings_from(config_path)
+    project = load_project(settings)
+    loaded = runnable_pipeline(project, pipeline)
+    context = read_context(payload_path, source)
+    record = run_async(execute(settings, project, loaded, context, as_json=as_json))
+    out = Output()
+    if as_json:
+        out.json(record.as_json())
+    else:
+        print_run(record, out)
+    return exit_code(record.status)
+
+
+def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
+    loaded = project.pipeline(name_or_path)
+    problems = project.problems_for(loaded) + preflight(loaded, list(AVAILABLE_EXECUTORS))
+    if problems:
+        raise ConfigError(problems)
+    return loaded
+
+
+async def execute(
+    settings: Settings, project: Project, loaded: LoadedPipeline, context: NormalisedContext, *, as_json: bool
+) -> RunRecord:
+    runs = await open_runs(settings)
+    progress_out = Output(stderr=True)
+    progress = Progress(progress_out, show_tools=progress_out.is_terminal)
+    observers: list[RunObserver] = [StoreWriter(runs)]
+    if not as_json or progress_out.is_terminal:
+        observers.append(progress)
+    try:
+        async with Engine(project, observers=observers) as engine:
+            return await engine.run(loaded.spec, context, on_trace=progress.trace)
+    finally:
+        await runs.database.dispose()
+
+
+def read_context(payload_path: Path | None, source: str | None) -> NormalisedContext:
+    received_at = SystemClock().now()
+    if payload_path is None:
+        return manual_context(received_at)
+    payload = read_payload(payload_path)
+    if source is None:
+        source = "alertmanager" if isinstance(payload, dict) and isinstance(payload.get("alerts"), list) else "generic"
+    try:
+        if source == "alertmanager":
+            return normalise_alertmanager(payload, received_at)
+        return normalise_generic(payload, received_at)
+    except PayloadError as error:
+        raise PayloadError(f"{payload_path}: {error}") from None
+
+
+def read_payload(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise PayloadError(f"{path}: cannot read payload: {error.strerror or error}") from None
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            return YAML(typ="safe").load(text)
+        except YAMLError as error:
+            raise PayloadError(f"{path}: invalid YAML: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PayloadError(f"{path}:{error.lineno}: invalid JSON: {error.msg} (column {error.colno})") from None

@@ -1,0 +1,85 @@
+"""`vectorstep runs list|show`: what ran, from the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.output import Output, duration
+from vectorstep.cli.show import print_run
+from vectorstep.domain.records import RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.spec.settings import Settings
+from vectorstep.store.runs import RunFilter
+
+
+@click.group("runs")
+def runs_group() -> None:
+    """List and inspect recorded runs."""
+
+
+@runs_group.command("list")
+@click.option("--status", type=click.Choice([status.value for status in RunStatus]), help="Only runs with this status.")
+@click.option("--pipeline", help="Only runs of this pipeline.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@reports_errors
+def list_command(status: str | None, pipeline: str | None, limit: int, as_json: bool, config_path: Path | None) -> int:
+    """The most recent runs, newest first."""
+    runs = run_async(_list(settings_from(config_path), RunFilter(status=status, pipeline=pipeline), limit))
+    out = Output()
+    if as_json:
+        out.json([run.as_json() for run in runs])
+        return 0
+    if not runs:
+        out.line("no runs yet — try `vectorstep demo`")
+        return 0
+    rows = [
+        (
+            run.run_id[:12],
+            run.pipeline,
+            run.status.value,
+            run.stage,
+            run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            duration((run.finished_at - run.started_at).total_seconds() * 1000) if run.finished_at else "—",
+            (run.error or "")[:60],
+        )
+        for run in runs
+    ]
+    out.table(("run", "pipeline", "status", "stage", "started (UTC)", "duration", "reason"), rows, status_column=2)
+    return 0
+
+
+@runs_group.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+@config_option
+@reports_errors
+def show_command(run_id: str, as_json: bool, config_path: Path | None) -> int:
+    """One run: its steps, outcome and log (RUN_ID may be a unique prefix)."""
+    run = run_async(_show(settings_from(config_path), run_id))
+    out = Output()
+    if as_json:
+        out.json(run.as_json())
+    else:
+        print_run(run, out, show_log=True)
+    return 0
+
+
+async def _list(settings: Settings, where: RunFilter, limit: int) -> list[RunRecord]:
+    runs = await open_runs(settings)
+    try:
+        return await runs.list_runs(where, limit=limit)
+    finally:
+        await runs.database.dispose()
+
+
+async def _show(settings: Settings, given: str) -> RunRecord:
+    runs = await open_runs(settings)
+    try:
+        return await runs.get_run(await runs.resolve_run_id(given), with_log=True)
+    finally:
+        await runs.database.dispose()

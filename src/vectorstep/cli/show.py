@@ -1,0 +1,40 @@
+"""Printing a run record: its steps as a table, then what happened and why."""
+
+from __future__ import annotations
+
+from vectorstep.cli.output import STATUS_STYLES, Output, duration, score, tokens
+from vectorstep.domain.records import RunRecord
+
+STEP_HEADERS = ("step", "status", "S", "trust", "model", "tokens in/out", "duration")
+
+
+def print_run(run: RunRecord, out: Output, *, show_log: bool = False) -> None:
+    out.line(f"run {run.run_id}  {run.pipeline}  [{run.stage}]", style="bold")
+    rows = [
+        (
+            step.name,
+            step.status.value,
+            score(step.confidence),
+            score(step.combined_trust),
+            step.model or "—",
+            tokens(step.input_tokens, step.output_tokens),
+            duration(step.duration_ms),
+        )
+        for step in run.steps
+    ]
+    if rows:
+        out.table(STEP_HEADERS, rows, status_column=1)
+    out.line(
+        f"status: {run.status.value}" + (f" — {run.error}" if run.error else ""),
+        style=STATUS_STYLES.get(run.status.value),
+    )
+    for step in run.steps:
+        if step.output and step.status.value != "skipped":
+            out.line(f"  {step.name}: {step.output.get('summary', '')}")
+        for warning in step.warnings:
+            out.line(f"  {step.name}: warning: {warning}", style="yellow")
+    if show_log and run.log:
+        out.line()
+        out.line("log:", style="bold")
+        for entry in run.log:
+            out.line(f"  {entry.ts.strftime('%H:%M:%S.%f')[:-3]} {entry.level:<7} {entry.message}")

@@ -1,0 +1,75 @@
+"""`vectorstep validate PATH...`: check files or folders without running anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from vectorstep.cli.common import reports_errors
+from vectorstep.cli.output import Output
+from vectorstep.domain.status import EXIT_INVALID_INPUT
+from vectorstep.engine.preflight import preflight
+from vectorstep.engine.services import AVAILABLE_EXECUTORS
+from vectorstep.errors import ConfigError, Problem
+from vectorstep.spec.agent_files import load_agent
+from vectorstep.spec.pipelines import load_library_step, load_pipeline, yaml_files
+from vectorstep.spec.project import check_references, load_project
+from vectorstep.spec.settings import CONFIG_FILE, Settings, find_config, load_settings
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@reports_errors
+def validate_command(paths: tuple[Path, ...], config_path: Path | None) -> int:
+    """Check pipelines, library steps, agents or whole projects: `file:line: message` per problem."""
+    problems: list[Problem] = []
+    checked = 0
+    for path in paths:
+        found, count = _validate(path, config_path)
+        problems.extend(found)
+        checked += count
+    out = Output()
+    for problem in problems:
+        out.line(str(problem), style="red")
+    if problems:
+        Output(stderr=True).line(f"{len(problems)} problem(s) in {checked} file(s)", style="red")
+        return EXIT_INVALID_INPUT
+    out.line(f"ok: {checked} file(s) valid", style="green")
+    return 0
+
+
+def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]:
+    if path.is_dir() and (path / CONFIG_FILE).is_file():
+        return _project(load_settings(path / CONFIG_FILE))
+    settings = load_settings(find_config(config_path))
+    if path.is_dir() and path.resolve() == settings.base_dir:
+        return _project(settings)
+    files = yaml_files(path) if path.is_dir() else [path]
+    problems: list[Problem] = []
+    project = load_project(settings)
+    for file in files:
+        try:
+            if file.name == CONFIG_FILE:
+                load_settings(file)
+            elif file.name == "agent.yaml":
+                load_agent(file.parent)
+            elif file.parent.resolve() == settings.steps_dir:
+                load_library_step(file)
+            else:
+                loaded = load_pipeline(file, project.library)
+                problems.extend(check_references(loaded, project.agents, settings))
+                problems.extend(preflight(loaded, list(AVAILABLE_EXECUTORS)))
+        except ConfigError as error:
+            problems.extend(error.problems)
+    return problems, len(files)
+
+
+def _project(settings: Settings) -> tuple[list[Problem], int]:
+    project = load_project(settings)
+    problems = list(project.problems)
+    for loaded in project.pipelines.values():
+        problems.extend(preflight(loaded, list(AVAILABLE_EXECUTORS)))
+    count = 1 + len(project.pipelines) + len(project.library) + len(project.agents)
+    return problems, count

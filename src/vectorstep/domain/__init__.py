@@ -1,0 +1,1 @@
+"""Plain values of a run: the step contract, trace events, execution results, statuses, contexts."""

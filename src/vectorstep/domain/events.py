@@ -1,0 +1,73 @@
+"""What the runner tells its observers (the store writer, the terminal, later the web's live view).
+
+Trace events are not run events: they go to an optional synchronous listener as the agent works,
+and the step's row holds the whole trace when it finishes.
+
+Every event carries the log line it adds to the run log, so the log is written as things happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
+from vectorstep.domain.status import RunStatus
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run: RunRecord
+    log: LogEntry
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    run_id: str
+    step: str
+    index: int
+    executor: str
+    log: LogEntry
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    record: StepRecord
+    log: LogEntry
+
+
+@dataclass(frozen=True)
+class RunLogged:
+    log: LogEntry
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run_id: str
+    status: RunStatus
+    finished_at: datetime
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    log: LogEntry
+
+
+RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunFinished
+
+
+class RunObserver(Protocol):
+    async def notify(self, event: RunEvent) -> None: ...
+
+
+class Observers:
+    """Calls every observer in order; the store writer comes first so rows exist before anyone looks."""
+
+    def __init__(self, observers: Sequence[RunObserver]) -> None:
+        self._observers = list(observers)
+
+    async def notify(self, event: RunEvent) -> None:
+        for observer in self._observers:
+            await observer.notify(event)

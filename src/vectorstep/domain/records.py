@@ -1,0 +1,128 @@
+"""What is recorded of a run and its steps: written by the store, shown by the CLI, API and UI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from vectorstep.domain.status import RunStatus, StepStatus
+from vectorstep.domain.trace import TraceEvent
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    run_id: str
+    name: str
+    index: int
+    status: StepStatus
+    executor: str
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: float
+    agent: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    agent_version: str | None = None
+    prompt: str | None = None
+    prompt_hash: str | None = None
+    raw_output: str | None = None
+    output: Mapping[str, Any] | None = None
+    confidence: float | None = None  # S, the primary's self-report
+    effective_confidence: float | None = None  # S after the verifier
+    combined_trust: float | None = None
+    grounding_score: float | None = None
+    deterministic_passed: bool | None = None
+    trust_report: Mapping[str, Any] | None = None
+    trace: Sequence[TraceEvent] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    attempts: int = 0
+    iterations: int = 0
+    error_kind: str | None = None
+    error: str | None = None
+    warnings: Sequence[str] = ()
+    gate_outcome: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The step record of `vectorstep run --json` and the API."""
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "executor": self.executor,
+            "agent": self.agent,
+            "model": self.model,
+            "provider": self.provider,
+            "agent_version": self.agent_version,
+            "prompt": self.prompt,
+            "confidence": self.confidence,
+            "effective_confidence": self.effective_confidence,
+            "combined_trust": self.combined_trust,
+            "grounding_score": self.grounding_score,
+            "deterministic_passed": self.deterministic_passed,
+            "gate_outcome": self.gate_outcome,
+            "output": dict(self.output) if self.output is not None else None,
+            "raw_output": self.raw_output,
+            "trust_report": dict(self.trust_report) if self.trust_report is not None else None,
+            "trace": [event.as_dict() for event in self.trace],
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "duration_ms": self.duration_ms,
+            "attempts": self.attempts,
+            "iterations": self.iterations,
+            "warnings": list(self.warnings),
+            "error_kind": self.error_kind,
+            "error": self.error,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    run_id: str
+    ts: datetime
+    level: str
+    event: str
+    message: str
+    step: str | None = None
+    data: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    pipeline: str
+    status: RunStatus
+    stage: str
+    started_at: datetime
+    source: str
+    team: str | None = None
+    context: Mapping[str, Any] = field(default_factory=dict)
+    finished_at: datetime | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    steps: Sequence[StepRecord] = ()
+    log: Sequence[LogEntry] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "pipeline": self.pipeline,
+            "status": self.status.value,
+            "stage": self.stage,
+            "team": self.team,
+            "source": self.source,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "error": self.error,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "steps": [step.as_json() for step in self.steps],
+        }

@@ -1,0 +1,62 @@
+"""Trace events: what an agent did during one turn, in order (SYSTEM.md §13)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+TraceEventType = Literal[
+    "llm_call", "llm_retry", "model_fallback", "thinking", "text", "tool_call", "tool_result", "tool_denied"
+]
+TOOL_EVENT_TYPES = frozenset({"tool_call", "tool_result", "tool_denied"})
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One event. `call_id` pairs a tool call with its result (or its denial)."""
+
+    type: TraceEventType
+    seq: int
+    ts: str
+    duration_ms: float | None = None
+    call_id: str | None = None
+    name: str | None = None
+    args: Mapping[str, Any] | None = None
+    content: str | None = None
+    is_error: bool | None = None
+    original_chars: int | None = None  # a capped tool result: how long the whole result was
+    reason: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    stop_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraceEvent:
+        known = cls.__dataclass_fields__
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    @property
+    def was_capped(self) -> bool:
+        return self.original_chars is not None
+
+
+def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:
+    """Keep the head of `text` within `max_chars`, with a marker saying how much was cut.
+
+    Returns the text and, when cut, the original length.
+    """
+    if len(text) <= max_chars:
+        return text, None
+    cut = len(text) - max_chars
+    marker = f"… [trace copy cut: {cut:,} of {len(text):,} characters omitted after the first {max_chars:,}]"
+    return text[:max_chars] + marker, len(text)
+
+
+def has_tool_activity(trace: tuple[TraceEvent, ...] | list[TraceEvent]) -> bool:
+    return any(event.type in TOOL_EVENT_TYPES for event in trace)

@@ -1,0 +1,1 @@
+"""Running pipelines: the runner, evaluating one step, and the events observers watch."""

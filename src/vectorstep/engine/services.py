@@ -1,0 +1,71 @@
+"""Assembling a working engine from a loaded project: runtime, executors, runner, observers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+import httpx
+
+from vectorstep.clock import Clock, SystemClock
+from vectorstep.domain.context import NormalisedContext
+from vectorstep.domain.events import Observers, RunObserver
+from vectorstep.domain.records import RunRecord
+from vectorstep.engine.runner import Runner, RunTraceListener
+from vectorstep.executors.gateway import GatewayExecutor
+from vectorstep.executors.notify import NotifyExecutor
+from vectorstep.executors.registry import ExecutorRegistry
+from vectorstep.executors.webhook import WebhookExecutor
+from vectorstep.runtime.embedded import EmbeddedRuntime
+from vectorstep.runtime.protocol import AgentRuntime
+from vectorstep.spec.pipeline import PipelineSpec
+from vectorstep.spec.project import Project
+
+AVAILABLE_EXECUTORS = ("gateway", "notify", "webhook")
+
+
+class Engine:
+    """One per process (or per CLI command): owns the HTTP client, the agent runtime and its tool servers."""
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        observers: Sequence[RunObserver] = (),
+        clock: Clock | None = None,
+        runtime: AgentRuntime | None = None,
+    ) -> None:
+        self.project = project
+        self.clock = clock or SystemClock()
+        self.http = httpx.AsyncClient(follow_redirects=False)
+        self.runtime = runtime or EmbeddedRuntime(project.agents, project.settings.spec, clock=self.clock)
+        self.executors = ExecutorRegistry(
+            {
+                "gateway": GatewayExecutor(self.runtime),
+                "webhook": WebhookExecutor(self.http),
+                "notify": NotifyExecutor(self.http),
+            }
+        )
+        self.runner = Runner(
+            executors=self.executors,
+            clock=self.clock,
+            pricing=project.settings.spec.pricing,
+            observers=Observers(observers),
+        )
+
+    async def run(
+        self, pipeline: PipelineSpec, context: NormalisedContext, *, on_trace: RunTraceListener | None = None
+    ) -> RunRecord:
+        return await self.runner.run(pipeline, context, on_trace=on_trace)
+
+    async def aclose(self) -> None:
+        await self.runtime.aclose()
+        await self.http.aclose()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

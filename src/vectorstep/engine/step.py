@@ -1,0 +1,175 @@
+"""Evaluating one step, in the order of SYSTEM.md §7: when → primary → trust decision → status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from vectorstep.clock import Clock
+from vectorstep.domain.execution import ExecutionResult
+from vectorstep.domain.records import StepRecord
+from vectorstep.domain.status import StepStatus
+from vectorstep.engine.cost import cost_of
+from vectorstep.engine.primary import LogFn, PrimaryCall, PrimaryOutcome, prompt_hash, run_primary
+from vectorstep.errors import ExecutorError, LLMParseError, LLMSchemaError, TemplateError
+from vectorstep.executors.registry import ExecutorRegistry
+from vectorstep.runtime.protocol import TraceListener
+from vectorstep.spec.executor_config import GatewayConfig
+from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.steps import StepSpec
+from vectorstep.templating import evaluate_condition
+from vectorstep.trust.decide import Decision, GateOutcome, TrustInputs, decide
+
+
+@dataclass(frozen=True)
+class StepEnvironment:
+    """What evaluating a step needs from the running engine."""
+
+    run_id: str
+    stage: str
+    executors: ExecutorRegistry
+    clock: Clock
+    pricing: PricingSpec
+    log: LogFn
+    on_trace: TraceListener | None = None
+
+
+@dataclass
+class StepEvaluation:
+    record: StepRecord
+    output: Mapping[str, Any] | None = None
+    decision: Decision | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+async def evaluate_step(step: StepSpec, index: int, context: Mapping[str, Any], env: StepEnvironment) -> StepEvaluation:
+    started_at, started = env.clock.now(), env.clock.monotonic()
+    builder = _RecordBuilder(step, index, env, started_at, started)
+    if step.when is not None:
+        try:
+            run_it = evaluate_condition(step.when, context)
+        except TemplateError as error:
+            builder.warnings.append(f"when: {error} — counted as false, step skipped")
+            run_it = False
+        if not run_it:
+            return builder.finish(StepStatus.SKIPPED)
+    executor = env.executors.get(step.executor)
+    if executor is None:
+        return builder.failed(
+            "unavailable_executor",
+            f"executor {step.executor!r} is not available in this version "
+            f"(available: {', '.join(env.executors.names)})",
+        )
+    call = PrimaryCall(
+        run_id=env.run_id,
+        step=step.name,
+        stage=env.stage,
+        work=step,
+        executor=executor,
+        context=context,
+        clock=env.clock,
+        log=env.log,
+        on_trace=env.on_trace,
+    )
+    loop = step.loop_until
+    try:
+        primary = await run_primary(call, loop.confidence if loop else None, loop.max_iterations if loop else 1)
+    except TemplateError as error:
+        return builder.failed("template_error", str(error))
+    builder.primary = primary
+    if primary.result is None:
+        failure = primary.error or ExecutorError("the executor returned nothing")
+        return builder.failed(failure.kind, failure.message, executor_error=failure)
+    result = primary.result
+    decision = decide(
+        TrustInputs(
+            self_report=result.output.confidence,
+            confidence_threshold=step.confidence_threshold,
+            on_low_confidence=step.on_low_confidence,
+        )
+    )
+    if result.truncated:
+        builder.warnings.append("the agent's answer was cut off by max_tokens (stop reason: length)")
+    return builder.decided(result, decision)
+
+
+def status_for(decision: Decision, proceed: bool) -> StepStatus:
+    if decision.outcome is GateOutcome.ESCALATED:
+        return StepStatus.ESCALATED
+    if decision.outcome is GateOutcome.ABORTED:
+        return StepStatus.ABORTED
+    return StepStatus.COMPLETED if proceed else StepStatus.STOPPED
+
+
+class _RecordBuilder:
+    def __init__(self, step: StepSpec, index: int, env: StepEnvironment, started_at: datetime, started: float):
+        self.step = step
+        self.index = index
+        self.env = env
+        self.started_at = started_at
+        self.started = started
+        self.primary: PrimaryOutcome | None = None
+        self.warnings: list[str] = []
+
+    def _base(self, status: StepStatus) -> dict[str, Any]:
+        config = self.step.executor_config
+        primary = self.primary
+        return {
+            "run_id": self.env.run_id,
+            "name": self.step.name,
+            "index": self.index,
+            "status": status,
+            "executor": self.step.executor,
+            "started_at": self.started_at,
+            "finished_at": self.env.clock.now(),
+            "duration_ms": round((self.env.clock.monotonic() - self.started) * 1000, 3),
+            "agent": config.agent if isinstance(config, GatewayConfig) else None,
+            "prompt": primary.prompt if primary else None,
+            "prompt_hash": primary.prompt_hash if primary else prompt_hash(self.step.prompt_template),
+            "attempts": primary.attempts if primary else 0,
+            "iterations": primary.iterations if primary else 0,
+            "warnings": [*(primary.warnings if primary else []), *self.warnings],
+        }
+
+    def finish(self, status: StepStatus) -> StepEvaluation:
+        return StepEvaluation(StepRecord(**self._base(status)), warnings=self.warnings)
+
+    def failed(self, kind: str, message: str, executor_error: ExecutorError | None = None) -> StepEvaluation:
+        fields = self._base(StepStatus.FAILED)
+        fields.update(error_kind=kind, error=message)
+        details = executor_error.details if executor_error else None
+        if details is not None:
+            fields.update(
+                trace=tuple(details.trace),
+                model=details.model,
+                provider=details.provider,
+                agent_version=details.agent_version,
+                input_tokens=details.input_tokens,
+                output_tokens=details.output_tokens,
+                raw_output=details.response_text,
+            )
+        if isinstance(executor_error, LLMParseError | LLMSchemaError):
+            fields["raw_output"] = executor_error.raw_text  # the whole text, not the snippet in the message
+        return StepEvaluation(StepRecord(**fields), warnings=self.warnings)
+
+    def decided(self, result: ExecutionResult, decision: Decision) -> StepEvaluation:
+        fields = self._base(status_for(decision, result.output.proceed))
+        output = result.output.as_context()
+        fields.update(
+            model=result.model,
+            provider=result.provider,
+            agent_version=result.agent_version,
+            raw_output=result.response_text,
+            output=output,
+            confidence=decision.self_report,
+            effective_confidence=decision.after_verifier,
+            combined_trust=decision.combined_trust,
+            gate_outcome=decision.outcome.value,
+            trace=result.trace,
+            input_tokens=result.usage.input_tokens,
+            output_tokens=result.usage.output_tokens,
+            cost=cost_of(self.env.pricing, result.provider, result.usage),
+        )
+        return StepEvaluation(StepRecord(**fields), output=output, decision=decision, warnings=self.warnings)

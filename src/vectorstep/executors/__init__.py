@@ -1,0 +1,1 @@
+"""Executors: one module per kind of step work, behind one interface, in a registry."""

@@ -1,0 +1,60 @@
+"""Sending a rendered HTTP request for the webhook and notify executors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from vectorstep.errors import ExecutorError, ExecutorTimeout
+
+RESPONSE_BODY_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    status_code: int
+    body: Any  # JSON when it parses, else text
+    text: str
+    headers: Mapping[str, str]
+
+
+def target(url: str) -> str:
+    """Scheme and host only: webhook URLs often carry secrets in their path or query."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}/…"
+
+
+async def send(
+    client: httpx.AsyncClient,
+    *,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    timeout_seconds: float,
+    json_body: Any = None,
+    content: str | None = None,
+) -> HttpResult:
+    try:
+        response = await client.request(
+            method,
+            url,
+            headers=dict(headers),
+            json=json_body if content is None else None,
+            content=content,
+            timeout=timeout_seconds,
+        )
+    except httpx.TimeoutException:
+        raise ExecutorTimeout(f"{method} {target(url)} timed out after {timeout_seconds:g}s") from None
+    except httpx.HTTPError as error:
+        raise ExecutorError(f"{method} {target(url)} failed: {type(error).__name__}: {error}") from None
+    text = response.text[:RESPONSE_BODY_MAX_CHARS]
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        body = text
+    return HttpResult(status_code=response.status_code, body=body, text=text, headers=dict(response.headers))

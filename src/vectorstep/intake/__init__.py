@@ -1,0 +1,1 @@
+"""Turning what arrives (Alertmanager, generic JSON, Grafana) into a NormalisedContext."""

@@ -1,0 +1,1 @@
+"""The agent runtime (the "gateway"): agents, the LLM ↔ tool loop, models, tools and trace capture."""

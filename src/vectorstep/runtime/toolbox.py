@@ -1,0 +1,99 @@
+"""The tools one agent may use: what it is shown, and the grant check made when it calls one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from vectorstep.errors import ToolError
+from vectorstep.runtime.mcp_servers import McpConnection, ToolInfo, ToolOutcome
+from vectorstep.spec.service import HttpServerSpec, StdioServerSpec
+
+SEPARATOR = "__"
+
+
+class ToolHub:
+    """Every configured MCP server, connected on first use and closed once at the end."""
+
+    def __init__(self, servers: Mapping[str, StdioServerSpec | HttpServerSpec]) -> None:
+        self._connections = {name: McpConnection(name, spec) for name, spec in servers.items()}
+
+    def connection(self, server: str) -> McpConnection | None:
+        return self._connections.get(server)
+
+    async def aclose(self) -> None:
+        for connection in self._connections.values():
+            await connection.aclose()
+
+
+@dataclass(frozen=True)
+class Denial:
+    reason: str
+
+
+class Toolbox:
+    """An agent's view of the hub: only granted tools are listed, and each call is checked again."""
+
+    def __init__(
+        self,
+        hub: ToolHub,
+        agent: str,
+        grants: Mapping[str, frozenset[str] | None],
+        *,
+        tool_timeout_seconds: float,
+    ) -> None:
+        self._hub = hub
+        self._agent = agent
+        self._grants = grants
+        self._timeout = tool_timeout_seconds
+        self._listing: list[ToolInfo] | None = None
+        self.unavailable: dict[str, str] = {}  # server → why its tools are missing from the listing
+
+    async def tools(self) -> list[ToolInfo]:
+        """The granted tools; a server that cannot start is noted and left out, not fatal."""
+        if self._listing is None:
+            listing: list[ToolInfo] = []
+            for server, allowed in self._grants.items():
+                connection = self._hub.connection(server)
+                if connection is None:
+                    self.unavailable[server] = "not configured in mcp_servers"
+                    continue
+                try:
+                    tools = await connection.tools()
+                except ToolError as error:
+                    self.unavailable[server] = str(error)
+                    continue
+                listing.extend(tool for tool in tools if allowed is None or tool.name in allowed)
+            self._listing = listing
+        return self._listing
+
+    def check(self, qualified_name: str) -> Denial | None:
+        """Refuse a call the agent's `tools:` does not grant (whatever the model was shown)."""
+        server, separator, tool = qualified_name.partition(SEPARATOR)
+        if not separator or server not in self._grants:
+            granted = ", ".join(sorted(self._grants)) or "none"
+            return Denial(
+                f"tool {qualified_name!r} is not granted to agent {self._agent!r} (granted servers: {granted})"
+            )
+        allowed = self._grants[server]
+        if allowed is not None and tool not in allowed:
+            return Denial(
+                f"tool {qualified_name!r} is not granted to agent {self._agent!r} "
+                f"(granted on {server}: {', '.join(sorted(allowed))})"
+            )
+        return None
+
+    async def call(self, qualified_name: str, arguments: dict[str, object]) -> ToolOutcome:
+        server, _, tool = qualified_name.partition(SEPARATOR)
+        connection = self._hub.connection(server)
+        if connection is None:
+            return ToolOutcome(f"tool server {server!r} is not configured", is_error=True)
+        known = {info.qualified_name for info in await self.tools()}
+        if qualified_name not in known:
+            why = self.unavailable.get(server)
+            message = f"tool server {server!r} is unavailable: {why}" if why else f"no tool {qualified_name!r}"
+            return ToolOutcome(message, is_error=True)
+        try:
+            return await connection.call(tool, dict(arguments), self._timeout)
+        except ToolError as error:
+            return ToolOutcome(str(error), is_error=True)

@@ -1,0 +1,157 @@
+"""A whole project: settings, pipelines, the step library and agents, checked against each other."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vectorstep.errors import ConfigError, Problem
+from vectorstep.spec.agent_files import AgentDefinition, load_agents
+from vectorstep.spec.base import did_you_mean
+from vectorstep.spec.executor_config import GatewayConfig
+from vectorstep.spec.pipeline import PipelineSpec
+from vectorstep.spec.pipelines import (
+    LibraryStep,
+    LoadedPipeline,
+    load_pipeline,
+    load_pipelines,
+    load_step_library,
+)
+from vectorstep.spec.settings import Settings
+from vectorstep.spec.source import KeyPath, format_key_path
+from vectorstep.spec.steps import FanOutItem, ParallelItem, TrustedWorkSpec
+
+# Model strings route by prefix; `scripted` plays an agent's script offline.
+MODEL_PREFIXES = ("openai", "anthropic", "ollama", "openrouter", "azure", "google")
+
+
+@dataclass(frozen=True)
+class Project:
+    settings: Settings
+    pipelines: Mapping[str, LoadedPipeline]
+    library: Mapping[str, LibraryStep]
+    agents: Mapping[str, AgentDefinition]
+    problems: tuple[Problem, ...]
+
+    def pipeline(self, name_or_path: str) -> LoadedPipeline:
+        """A pipeline by name, or by the path of its file."""
+        found = self.pipelines.get(name_or_path)
+        if found is not None:
+            return found
+        wanted = Path(name_or_path).resolve()
+        for loaded in self.pipelines.values():
+            if loaded.path.resolve() == wanted:
+                return loaded
+        broken = [problem for problem in self.problems if Path(problem.file).resolve() == wanted]
+        if broken:
+            raise ConfigError(broken)
+        if Path(name_or_path).is_file():
+            return load_pipeline(Path(name_or_path), self.library)
+        hint = did_you_mean(name_or_path, sorted(self.pipelines))
+        known = ", ".join(sorted(self.pipelines)) or "none"
+        raise ConfigError.single(
+            name_or_path,
+            f"no such pipeline{hint}; pipelines in {self.settings.pipelines_dir}: {known}",
+        )
+
+    def problems_for(self, loaded: LoadedPipeline) -> list[Problem]:
+        """What stops this pipeline from running: bad references, and broken files of agents it uses."""
+        problems = check_references(loaded, self.agents, self.settings)
+        used = {config.agent for _, config in _gateway_configs(loaded.spec)}
+        for problem in self.problems:
+            if any(_inside(problem.file, self.settings.agents_dir / agent) for agent in used):
+                problems.append(problem)
+        return problems
+
+
+def _inside(file: str, folder: Path) -> bool:
+    try:
+        Path(file).resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None) -> Project:
+    """Load everything the settings point at; problems are collected, not raised."""
+    library, library_problems = load_step_library(settings.steps_dir, environ=environ)
+    pipelines, pipeline_problems = load_pipelines(settings.pipelines_dir, library, environ=environ)
+    agents, agent_problems = load_agents(settings.agents_dir, environ=environ)
+    problems = [*library_problems, *pipeline_problems, *agent_problems]
+    problems.extend(check_agents(agents, settings))
+    for loaded in pipelines.values():
+        problems.extend(check_references(loaded, agents, settings))
+    return Project(settings, pipelines, library, agents, tuple(problems))
+
+
+def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> list[Problem]:
+    problems: list[Problem] = []
+    servers = sorted(settings.spec.mcp_servers)
+    for agent in agents.values():
+        for model in (agent.spec.model, *agent.spec.model_fallbacks):
+            prefix = model.split("/", 1)[0]
+            if model != "scripted" and ("/" not in model or prefix not in MODEL_PREFIXES):
+                problems.append(
+                    Problem(
+                        agent.file,
+                        None,
+                        "model",
+                        f"unknown model {model!r}; write <provider>/<model> with a provider of "
+                        f"{', '.join(MODEL_PREFIXES)}, or `scripted`",
+                    )
+                )
+        for server in agent.spec.tool_grants():
+            if server not in settings.spec.mcp_servers:
+                problems.append(
+                    Problem(
+                        agent.file,
+                        None,
+                        "tools",
+                        f"tool server {server!r} is not configured in mcp_servers{did_you_mean(server, servers)}"
+                        f" (configured: {', '.join(servers) or 'none'})",
+                    )
+                )
+    return problems
+
+
+def check_references(
+    loaded: LoadedPipeline, agents: Mapping[str, AgentDefinition], settings: Settings
+) -> list[Problem]:
+    """Agents named by steps, verifiers and judges exist (on the embedded runtime)."""
+    if settings.spec.gateway.mode != "embedded":
+        return []  # a remote gateway has its own agents; it answers `unknown_agent` when asked
+    problems: list[Problem] = []
+    for path, config in _gateway_configs(loaded.spec):
+        if config.agent not in agents:
+            location = loaded.source.locate((*path, "agent"))
+            problems.append(
+                Problem(
+                    location.file,
+                    location.line,
+                    format_key_path((*path, "agent")),
+                    f"no agent {config.agent!r} in {settings.agents_dir}{did_you_mean(config.agent, sorted(agents))}",
+                )
+            )
+    return problems
+
+
+def _gateway_configs(spec: PipelineSpec) -> Iterator[tuple[KeyPath, GatewayConfig]]:
+    for index, item in enumerate(spec.steps):
+        path: KeyPath = ("steps", index)
+        if isinstance(item, ParallelItem):
+            for position, branch in enumerate(item.parallel.steps):
+                yield from _configs_of(branch, (*path, "parallel", "steps", position))
+        elif isinstance(item, FanOutItem):
+            yield from _configs_of(item.fan_out, (*path, "fan_out"))
+        else:
+            yield from _configs_of(item, path)
+
+
+def _configs_of(work: TrustedWorkSpec, path: KeyPath) -> Iterator[tuple[KeyPath, GatewayConfig]]:
+    if isinstance(work.executor_config, GatewayConfig):
+        yield (*path, "executor_config"), work.executor_config
+    if work.verifier is not None and isinstance(work.verifier.executor_config, GatewayConfig):
+        yield (*path, "verifier", "executor_config"), work.verifier.executor_config
+    if work.grounding is not None and isinstance(work.grounding.executor_config, GatewayConfig):
+        yield (*path, "grounding", "executor_config"), work.grounding.executor_config

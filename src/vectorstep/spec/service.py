@@ -1,0 +1,224 @@
+"""`vectorstep.yaml`: the service settings (SYSTEM.md §2)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from vectorstep.spec.base import SpecModel
+
+
+class DatabaseSpec(SpecModel):
+    url: str = "sqlite:///./vectorstep.db"
+
+
+class GatewaySpec(SpecModel):
+    mode: Literal["embedded", "remote"] = "embedded"
+    url: str | None = None
+    token: str | None = None
+
+    @model_validator(mode="after")
+    def _remote_needs_url(self) -> GatewaySpec:
+        if self.mode == "remote" and not self.url:
+            raise ValueError("gateway mode 'remote' needs `url` (for example ws://host:8788/rpc)")
+        return self
+
+
+class ProviderSpec(SpecModel):
+    api_key: str | None = None
+    base_url: str | None = None
+    api_version: str | None = None  # Azure OpenAI
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class StdioServerSpec(SpecModel):
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpServerSpec(SpecModel):
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+def _server_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "http" if "url" in value and "command" not in value else "stdio"
+    return "http" if isinstance(value, HttpServerSpec) else "stdio"
+
+
+McpServerSpec = Annotated[
+    Annotated[StdioServerSpec, Tag("stdio")] | Annotated[HttpServerSpec, Tag("http")],
+    Discriminator(_server_kind),
+]
+
+
+class LimitsSpec(SpecModel):
+    max_agent_iterations: int = Field(default=20, ge=1, le=500)
+    request_timeout_seconds: float = Field(default=180.0, gt=0)
+    mcp_tool_timeout_seconds: float = Field(default=30.0, gt=0)
+    llm_retry_attempts: int = Field(default=2, ge=0, le=10)
+    llm_retry_base_delay_seconds: float = Field(default=1.0, ge=0)
+    max_concurrent_runs: int = Field(default=10, ge=1)
+    trace_tool_result_max_chars: int = Field(default=3000, ge=100)
+    max_run_seconds: float | None = Field(default=None, gt=0)
+
+
+class ToolMatchSpec(SpecModel):
+    server: str | None = None
+    tool: str | None = None
+    agent: str | None = None
+    input_regex: str | None = None
+
+
+class ToolRuleSpec(SpecModel):
+    allow: ToolMatchSpec | None = None
+    deny: ToolMatchSpec | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> ToolRuleSpec:
+        if (self.allow is None) == (self.deny is None):
+            raise ValueError("a tool rule holds exactly one of `allow` or `deny`")
+        if self.deny is not None and not self.reason:
+            raise ValueError("a `deny` rule needs a `reason` (it is shown to the agent and in the trace)")
+        return self
+
+
+class ToolPolicySpec(SpecModel):
+    default: Literal["allow", "deny"] = "allow"
+    rules: list[ToolRuleSpec] = Field(default_factory=list)
+
+
+class TokenSpec(SpecModel):
+    name: str = Field(min_length=1)
+    token: str = Field(min_length=16, repr=False)
+    team: str | None = None
+
+
+class AuthSpec(SpecModel):
+    tokens: list[TokenSpec] = Field(default_factory=list)
+
+
+class SlackSpec(SpecModel):
+    webhook_url: str | None = Field(default=None, repr=False)
+    bot_token: str | None = Field(default=None, repr=False)
+    channel: str | None = None
+
+
+class TelegramSpec(SpecModel):
+    bot_token: str = Field(repr=False)
+    chat_id: str
+    api_url: str = "https://api.telegram.org"
+
+
+class EmailSpec(SpecModel):
+    smtp_host: str
+    smtp_port: int = 587
+    username: str | None = None
+    password: str | None = Field(default=None, repr=False)
+    starttls: bool = True
+    sender: str = Field(alias="from")
+    to: list[str] = Field(min_length=1)
+
+    @field_validator("to", mode="before")
+    @classmethod
+    def _one_address(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class WebhookChannelSpec(SpecModel):
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class ApprovalRouteSpec(SpecModel):
+    channel: Literal["log", "webhook", "slack", "telegram", "email"] = "log"
+    webhook: WebhookChannelSpec | None = None
+    slack: SlackSpec | None = None
+    telegram: TelegramSpec | None = None
+    email: EmailSpec | None = None
+
+
+class HumanApprovalSpec(SpecModel):
+    default: ApprovalRouteSpec = Field(default_factory=ApprovalRouteSpec)
+    teams: dict[str, ApprovalRouteSpec] = Field(default_factory=dict)
+
+
+class NotificationChannelsSpec(SpecModel):
+    webhook: WebhookChannelSpec | None = None
+    slack: SlackSpec | None = None
+    telegram: TelegramSpec | None = None
+    email: EmailSpec | None = None
+
+
+class ServiceDedupSpec(SpecModel):
+    enabled: bool = True
+    window_seconds: int = Field(default=300, ge=0)
+
+
+class ConcurrencySpec(SpecModel):
+    max_runs: int = Field(default=10, ge=1)
+
+
+class CalibrationSettingsSpec(SpecModel):
+    n_min: int = Field(default=20, ge=1)
+    bin_width: float = Field(default=0.1, gt=0, le=1)
+    estimator: Literal["mean", "lower_bound"] = "mean"
+
+
+class PriceMatchSpec(SpecModel):
+    provider: str | None = None
+    model: str | None = None
+
+
+class PriceSpec(SpecModel):
+    match: PriceMatchSpec
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class PricingSpec(SpecModel):
+    currency: str = "USD"
+    models: list[PriceSpec] = Field(default_factory=list)
+
+
+class ServerSpec(SpecModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    public_url: str | None = None  # used in links sent to people (approval messages)
+
+
+class ServiceSpec(SpecModel):
+    database: DatabaseSpec = Field(default_factory=DatabaseSpec)
+    pipelines_dir: str = "./pipelines"
+    steps_dir: str = "./steps"
+    agents_dir: str = "./agents"
+    gateway: GatewaySpec = Field(default_factory=GatewaySpec)
+    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    limits: LimitsSpec = Field(default_factory=LimitsSpec)
+    tool_policy: ToolPolicySpec = Field(default_factory=ToolPolicySpec)
+    auth: AuthSpec = Field(default_factory=AuthSpec)
+    human_approval: HumanApprovalSpec = Field(default_factory=HumanApprovalSpec)
+    notifications: NotificationChannelsSpec = Field(default_factory=NotificationChannelsSpec)
+    dedup: ServiceDedupSpec = Field(default_factory=ServiceDedupSpec)
+    concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec)
+    calibration: CalibrationSettingsSpec = Field(default_factory=CalibrationSettingsSpec)
+    pricing: PricingSpec = Field(default_factory=PricingSpec)
+    server: ServerSpec = Field(default_factory=ServerSpec)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
+        for name in servers:
+            if "__" in name or not name.replace("-", "").replace("_", "").isalnum():
+                raise ValueError(
+                    f"MCP server name {name!r}: use letters, digits, '-' and single '_' "
+                    "(tools are named <server>__<tool>)"
+                )
+        return servers

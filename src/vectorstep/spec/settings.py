@@ -1,0 +1,127 @@
+"""Finding and loading `vectorstep.yaml`, with relative paths resolved against its folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vectorstep.errors import ConfigError
+from vectorstep.spec.base import validate_document
+from vectorstep.spec.service import ServiceSpec, StdioServerSpec
+from vectorstep.spec.source import Document, Location, SourceMap, display_path, load_document
+
+CONFIG_ENV = "VECTORSTEP_CONFIG"
+CONFIG_FILE = "vectorstep.yaml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The service settings with every path made absolute."""
+
+    spec: ServiceSpec
+    config_path: Path | None
+    base_dir: Path
+    pipelines_dir: Path
+    steps_dir: Path
+    agents_dir: Path
+    database_url: str
+
+    @property
+    def source(self) -> str:
+        return display_path(self.config_path) if self.config_path else "embedded defaults"
+
+
+def find_config(explicit: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """`--config`, then `$VECTORSTEP_CONFIG`, then `./vectorstep.yaml`; None means embedded defaults."""
+    environ = os.environ if environ is None else environ
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError.single(str(explicit), "config file not found (given with --config)")
+        return explicit
+    from_env = environ.get(CONFIG_ENV)
+    if from_env:
+        path = Path(from_env)
+        if not path.is_file():
+            raise ConfigError.single(from_env, f"config file not found (given by ${CONFIG_ENV})")
+        return path
+    local = Path.cwd() / CONFIG_FILE
+    return local if local.is_file() else None
+
+
+def load_settings(
+    config_path: Path | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Load `config_path` (None: the embedded defaults, relative to the working directory)."""
+    if config_path is None:
+        spec = ServiceSpec()
+    else:
+        # `${VECTORSTEP_PYTHON}` is the interpreter running VectorStep: a tool server written in
+        # Python can be started with the same installed packages.
+        environ = {"VECTORSTEP_PYTHON": sys.executable, **(os.environ if environ is None else environ)}
+        document = load_document(config_path, environ=environ)
+        if document.data is None:
+            document = Document(data={}, source=SourceMap(Location(display_path(config_path), 1)), path=config_path)
+        spec = validate_document(ServiceSpec, document)
+    base_dir = (config_path.parent if config_path else Path.cwd()).resolve()
+    return Settings(
+        spec=_resolve_server_dirs(spec, base_dir),
+        config_path=config_path.resolve() if config_path else None,
+        base_dir=base_dir,
+        pipelines_dir=_resolve(base_dir, spec.pipelines_dir),
+        steps_dir=_resolve(base_dir, spec.steps_dir),
+        agents_dir=_resolve(base_dir, spec.agents_dir),
+        database_url=resolve_database_url(spec.database.url, base_dir),
+    )
+
+
+def _resolve(base_dir: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else (base_dir / path).resolve()
+
+
+def _resolve_server_dirs(spec: ServiceSpec, base_dir: Path) -> ServiceSpec:
+    # A stdio server started from another working directory must still find its script.
+    servers = {
+        name: server.model_copy(update={"cwd": str(_resolve(base_dir, server.cwd or "."))})
+        if isinstance(server, StdioServerSpec)
+        else server
+        for name, server in spec.mcp_servers.items()
+    }
+    return spec.model_copy(update={"mcp_servers": servers})
+
+
+def resolve_database_url(url: str, base_dir: Path) -> str:
+    """Pick the async driver and make a relative SQLite path absolute against `base_dir`."""
+    for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
+        if url.startswith(prefix):
+            rest = url[len(prefix) :]
+            if rest in ("", ":memory:"):
+                return "sqlite+aiosqlite:///:memory:"
+            path = Path(rest).expanduser()
+            if not path.is_absolute():
+                path = (base_dir / path).resolve()
+            return f"sqlite+aiosqlite:///{path}"
+    for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    raise ConfigError.single(
+        "vectorstep.yaml",
+        f"unsupported database url {redact_url(url)!r}; use sqlite:///path/to/file.db "
+        "or postgresql+asyncpg://user@host/db",
+        key_path="database.url",
+    )
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url

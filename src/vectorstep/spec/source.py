@@ -1,0 +1,199 @@
+"""Reading a user's YAML file into plain data, remembering the file and line of every key.
+
+The rest of `spec/` validates plain data; this module is the only place that knows about YAML
+nodes. Every value is paired with a `Location` through a `SourceMap`, so that a problem found
+later (a missing key, an unknown executor, an unset `${VAR}`) names file, line and key path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from vectorstep.errors import ConfigError, Problem
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int | None
+
+
+@dataclass
+class SourceMap:
+    """Where each key path of a document came from (several files once a step library is merged)."""
+
+    default: Location
+    locations: dict[KeyPath, Location] = field(default_factory=dict)
+
+    def locate(self, path: KeyPath) -> Location:
+        """The location of `path`, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            found = self.locations.get(path[:end])
+            if found is not None:
+                return found
+        return self.default
+
+    def graft(self, prefix: KeyPath, other: SourceMap, other_prefix: KeyPath = ()) -> None:
+        """Take `other`'s locations under `other_prefix` and file them under `prefix`, keeping ours."""
+        cut = len(other_prefix)
+        for path, location in other.locations.items():
+            if path[:cut] == other_prefix:
+                self.locations.setdefault(prefix + path[cut:], location)
+
+
+def format_key_path(path: KeyPath) -> str:
+    """`('steps', 1, 'executor_config', 'agent')` → `steps[1].executor_config.agent`."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+_ENV_REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
+    """Substitute `${VAR}` and `${VAR:-default}`; `$${` stays a literal `${`.
+
+    Returns the text and the names of variables that are unset and have no default.
+    """
+    missing: list[str] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        name, default = match.group(1), match.group(2)
+        value = environ.get(name)
+        if value is not None and (value != "" or default is None):
+            return value
+        if default is not None:
+            return default
+        missing.append(name)
+        return ""
+
+    return _ENV_REFERENCE.sub(substitute, text), missing
+
+
+@dataclass
+class Document:
+    """A YAML file turned into plain Python data, with the location of every key."""
+
+    data: Any
+    source: SourceMap
+    path: Path
+
+
+def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text: str | None = None) -> Document:
+    """Read `path` (or `text`, shown as `path`), expand `${VAR}` and return plain data with locations."""
+    shown = display_path(path)
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError.single(shown, "file not found") from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError.single(shown, f"cannot read file: {error}") from None
+    yaml = YAML(typ="rt")
+    try:
+        node = yaml.load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark is not None else None
+        message = error.problem or error.context or "invalid YAML"
+        raise ConfigError.single(shown, f"invalid YAML: {message}", line=line) from None
+    except YAMLError as error:
+        raise ConfigError.single(shown, f"invalid YAML: {error}") from None
+    source = SourceMap(default=Location(shown, 1))
+    problems: list[Problem] = []
+    converter = _Converter(shown, source, os.environ if environ is None else environ, problems)
+    data = converter.convert(node, (), 1)
+    if problems:
+        raise ConfigError(problems)
+    return Document(data=data, source=source, path=path)
+
+
+def _plain_scalar(node: Any) -> Any:
+    """ruamel's scalar subclasses (ScalarFloat, ...) as plain Python values."""
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return node
+
+
+@dataclass
+class _Converter:
+    file: str
+    source: SourceMap
+    environ: Mapping[str, str]
+    problems: list[Problem]
+
+    def convert(self, node: Any, path: KeyPath, line: int) -> Any:
+        self.source.locations.setdefault(path, Location(self.file, line))
+        if isinstance(node, Mapping):
+            return self._mapping(node, path)
+        if isinstance(node, list):
+            return self._sequence(node, path, line)
+        if isinstance(node, str):
+            return self._string(str(node), path, line)
+        return _plain_scalar(node)
+
+    def _mapping(self, node: Mapping[Any, Any], path: KeyPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        lc = getattr(node, "lc", None)
+        for key, value in node.items():
+            name = str(key)
+            key_line = lc.key(key)[0] + 1 if lc is not None else self.source.locate(path).line or 1
+            child = (*path, name)
+            self.source.locations[child] = Location(self.file, key_line)
+            result[name] = self.convert(value, child, key_line)
+        return result
+
+    def _sequence(self, node: list[Any], path: KeyPath, line: int) -> list[Any]:
+        lc = getattr(node, "lc", None)
+        items: list[Any] = []
+        for index, value in enumerate(node):
+            item_line = lc.item(index)[0] + 1 if lc is not None else line
+            child = (*path, index)
+            self.source.locations[child] = Location(self.file, item_line)
+            items.append(self.convert(value, child, item_line))
+        return items
+
+    def _string(self, text: str, path: KeyPath, line: int) -> str:
+        if "${" not in text:
+            return text
+        expanded, missing = expand_env(text, self.environ)
+        for name in missing:
+            self.problems.append(
+                Problem(
+                    file=self.file,
+                    line=line,
+                    key_path=format_key_path(path),
+                    message=f"environment variable ${{{name}}} is not set and has no default "
+                    f"(write ${{{name}:-default}} to give one)",
+                )
+            )
+        return expanded

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy tables, the repository (rows <-> domain values), Alembic migrations."""

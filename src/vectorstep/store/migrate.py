@@ -1,0 +1,43 @@
+"""Bringing the schema to the newest revision (on start, or with `vectorstep db upgrade`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Connection, inspect, text
+
+from vectorstep.store.database import Database
+
+HEAD_REVISION = "0001"
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+async def current_revision(database: Database) -> str | None:
+    async with database.read() as connection:
+        return await connection.run_sync(_revision)
+
+
+async def upgrade(database: Database) -> tuple[str | None, str]:
+    """Apply pending migrations; returns (revision before, revision after)."""
+    before = await current_revision(database)
+    if before == HEAD_REVISION:
+        return before, before  # the common case: skip loading Alembic at all
+    async with database.write() as connection:
+        await connection.run_sync(_upgrade)
+    return before, HEAD_REVISION
+
+
+def _revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _upgrade(connection: Connection) -> None:
+    from alembic import command  # noqa: PLC0415 - only needed when the schema is behind
+    from alembic.config import Config  # noqa: PLC0415
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")

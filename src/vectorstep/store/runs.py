@@ -1,0 +1,290 @@
+"""Runs, steps and the run log: rows in, domain records out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import RowMapping, func, insert, select, update
+
+from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
+from vectorstep.domain.status import RunStatus, StepStatus
+from vectorstep.domain.trace import TraceEvent
+from vectorstep.errors import NotFoundError
+from vectorstep.store.database import Database
+from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    status: str | None = None
+    pipeline: str | None = None
+    team: str | None = None
+    stage: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+class RunRepository:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    async def insert_run(self, run: RunRecord, log: LogEntry) -> None:
+        async def write() -> None:
+            async with self.database.write() as connection:
+                await connection.execute(
+                    insert(pipeline_runs).values(
+                        id=run.run_id,
+                        pipeline_name=run.pipeline,
+                        status=run.status.value,
+                        stage=run.stage,
+                        source=run.source,
+                        team=run.team,
+                        fingerprint=run.context.get("fingerprint"),
+                        context=dict(run.context),
+                        input_tokens=0,
+                        output_tokens=0,
+                        started_at=run.started_at,
+                        updated_at=run.started_at,
+                    )
+                )
+                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+
+        await self.database.retry_locked(write)
+
+    async def append_log(self, log: LogEntry) -> None:
+        async def write() -> None:
+            async with self.database.write() as connection:
+                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+
+        await self.database.retry_locked(write)
+
+    async def insert_step(self, record: StepRecord, log: LogEntry) -> None:
+        """The step's row and its log line, in one transaction: never half a step."""
+
+        async def write() -> None:
+            async with self.database.write() as connection:
+                await connection.execute(insert(pipeline_steps).values(_step_row(record)))
+                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+
+        await self.database.retry_locked(write)
+
+    async def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: RunStatus,
+        finished_at: datetime,
+        error: str | None,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float | None,
+        log: LogEntry,
+    ) -> None:
+        async def write() -> None:
+            async with self.database.write() as connection:
+                await connection.execute(
+                    update(pipeline_runs)
+                    .where(pipeline_runs.c.id == run_id)
+                    .values(
+                        status=status.value,
+                        finished_at=finished_at if status.is_terminal else None,
+                        error=error,
+                        input_tokens=input_tokens,
+                        output_tokens=output_tokens,
+                        cost=cost,
+                        updated_at=finished_at,
+                    )
+                )
+                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+
+        await self.database.retry_locked(write)
+
+    async def resolve_run_id(self, given: str) -> str:
+        """A whole run id, or a unique prefix of one (as shown by `runs list`)."""
+        async with self.database.read() as connection:
+            rows = (
+                await connection.execute(
+                    select(pipeline_runs.c.id).where(pipeline_runs.c.id.startswith(given, autoescape=True)).limit(2)
+                )
+            ).all()
+        if len(rows) == 1:
+            return str(rows[0][0])
+        if not rows:
+            raise NotFoundError(f"no run {given!r}")
+        raise NotFoundError(f"{given!r} matches several runs; give more of the id")
+
+    async def get_run(self, run_id: str, *, with_log: bool = False) -> RunRecord:
+        async with self.database.read() as connection:
+            row = (
+                (await connection.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id))).mappings().first()
+            )
+            if row is None:
+                raise NotFoundError(f"no run {run_id!r}")
+            steps = (
+                (
+                    await connection.execute(
+                        select(pipeline_steps).where(pipeline_steps.c.run_id == run_id).order_by(pipeline_steps.c.id)
+                    )
+                )
+                .mappings()
+                .all()
+            )
+            log_rows: Sequence[RowMapping] = []
+            if with_log:
+                log_rows = (
+                    (
+                        await connection.execute(
+                            select(pipeline_run_events)
+                            .where(pipeline_run_events.c.run_id == run_id)
+                            .order_by(pipeline_run_events.c.id)
+                        )
+                    )
+                    .mappings()
+                    .all()
+                )
+        return _run_record(row, [_step_record(step) for step in steps], [_log_entry(entry) for entry in log_rows])
+
+    async def list_runs(self, where: RunFilter, *, limit: int = 50, offset: int = 0) -> list[RunRecord]:
+        query = select(pipeline_runs)
+        columns = pipeline_runs.c
+        for column, value in (
+            (columns.status, where.status),
+            (columns.pipeline_name, where.pipeline),
+            (columns.team, where.team),
+            (columns.stage, where.stage),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if where.since is not None:
+            query = query.where(columns.started_at >= where.since)
+        if where.until is not None:
+            query = query.where(columns.started_at < where.until)
+        query = query.order_by(columns.started_at.desc(), columns.id.desc()).limit(limit).offset(offset)
+        async with self.database.read() as connection:
+            rows = (await connection.execute(query)).mappings().all()
+        return [_run_record(row, [], []) for row in rows]
+
+    async def count_runs(self) -> int:
+        async with self.database.read() as connection:
+            return int((await connection.execute(select(func.count()).select_from(pipeline_runs))).scalar_one())
+
+
+def _log_row(log: LogEntry) -> dict[str, Any]:
+    return {
+        "run_id": log.run_id,
+        "ts": log.ts,
+        "level": log.level,
+        "event": log.event,
+        "step_name": log.step,
+        "message": log.message,
+        "data": dict(log.data) if log.data is not None else None,
+    }
+
+
+def _step_row(record: StepRecord) -> dict[str, Any]:
+    return {
+        "run_id": record.run_id,
+        "step_index": record.index,
+        "step_name": record.name,
+        "status": record.status.value,
+        "executor": record.executor,
+        "agent": record.agent,
+        "model": record.model,
+        "provider": record.provider,
+        "agent_version": record.agent_version,
+        "prompt": record.prompt,
+        "prompt_hash": record.prompt_hash,
+        "raw_output": record.raw_output,
+        "parsed_output": dict(record.output) if record.output is not None else None,
+        "agent_trace": [event.as_dict() for event in record.trace],
+        "primary_confidence": record.confidence,
+        "effective_confidence": record.effective_confidence,
+        "combined_trust": record.combined_trust,
+        "grounding_score": record.grounding_score,
+        "deterministic_passed": record.deterministic_passed,
+        "gate_outcome": record.gate_outcome,
+        "trust_report": dict(record.trust_report) if record.trust_report is not None else None,
+        "input_tokens": record.input_tokens,
+        "output_tokens": record.output_tokens,
+        "cost": record.cost,
+        "duration_ms": record.duration_ms,
+        "attempts": record.attempts,
+        "iterations": record.iterations,
+        "warnings": list(record.warnings),
+        "error_kind": record.error_kind,
+        "error": record.error,
+        "started_at": record.started_at,
+        "finished_at": record.finished_at,
+    }
+
+
+def _step_record(row: RowMapping) -> StepRecord:
+    return StepRecord(
+        run_id=row["run_id"],
+        name=row["step_name"],
+        index=row["step_index"],
+        status=StepStatus(row["status"]),
+        executor=row["executor"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        duration_ms=row["duration_ms"],
+        agent=row["agent"],
+        model=row["model"],
+        provider=row["provider"],
+        agent_version=row["agent_version"],
+        prompt=row["prompt"],
+        prompt_hash=row["prompt_hash"],
+        raw_output=row["raw_output"],
+        output=row["parsed_output"],
+        confidence=row["primary_confidence"],
+        effective_confidence=row["effective_confidence"],
+        combined_trust=row["combined_trust"],
+        grounding_score=row["grounding_score"],
+        deterministic_passed=row["deterministic_passed"],
+        trust_report=row["trust_report"],
+        trace=tuple(TraceEvent.from_dict(event) for event in row["agent_trace"] or []),
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        cost=row["cost"],
+        attempts=row["attempts"],
+        iterations=row["iterations"],
+        error_kind=row["error_kind"],
+        error=row["error"],
+        warnings=tuple(row["warnings"] or ()),
+        gate_outcome=row["gate_outcome"],
+    )
+
+
+def _log_entry(row: RowMapping) -> LogEntry:
+    return LogEntry(
+        run_id=row["run_id"],
+        ts=row["ts"],
+        level=row["level"],
+        event=row["event"],
+        message=row["message"],
+        step=row["step_name"],
+        data=row["data"],
+    )
+
+
+def _run_record(row: RowMapping, steps: list[StepRecord], log: list[LogEntry]) -> RunRecord:
+    return RunRecord(
+        run_id=row["id"],
+        pipeline=row["pipeline_name"],
+        status=RunStatus(row["status"]),
+        stage=row["stage"],
+        started_at=row["started_at"],
+        source=row["source"],
+        team=row["team"],
+        context=row["context"] or {},
+        finished_at=row["finished_at"],
+        error=row["error"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        cost=row["cost"],
+        steps=tuple(steps),
+        log=tuple(log),
+    )

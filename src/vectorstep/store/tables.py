@@ -1,0 +1,118 @@
+"""The tables (SYSTEM.md §14). Column names are the spec's names: users query them directly."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from vectorstep.store.types import JSONDocument, UTCDateTime
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+pipeline_runs = Table(
+    "pipeline_runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("pipeline_name", String(200), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("stage", String(20), nullable=False),
+    Column("source", String(40), nullable=False),
+    Column("team", String(100)),
+    Column("fingerprint", String(200)),
+    Column("context", JSONDocument, nullable=False),
+    Column("error", Text),
+    Column("parent_run_id", String(64)),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("cost", Float),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "started_at"),
+    Index(None, "status", "started_at"),
+    Index(None, "pipeline_name", "started_at"),
+)
+
+pipeline_steps = Table(
+    "pipeline_steps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_index", Integer, nullable=False),
+    Column("step_name", String(200), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("executor", String(40), nullable=False),
+    Column("agent", String(200)),
+    Column("model", String(200)),
+    Column("provider", String(100)),
+    Column("agent_version", String(32)),
+    Column("prompt", Text),
+    Column("prompt_hash", String(64)),
+    Column("raw_output", Text),
+    Column("parsed_output", JSONDocument),
+    Column("agent_trace", JSONDocument),
+    Column("primary_confidence", Float),
+    Column("verifier_confidence", Float),
+    Column("effective_confidence", Float),
+    Column("combined_trust", Float),
+    Column("grounding_score", Float),
+    Column("deterministic_passed", Boolean),
+    Column("gate_outcome", String(20)),
+    Column("trust_report", JSONDocument),
+    Column("verifier_mode", String(20)),
+    Column("verifier_agent", String(200)),
+    Column("verifier_model", String(200)),
+    Column("verifier_provider", String(100)),
+    Column("verifier_prompt", Text),
+    Column("grounding_model", String(200)),
+    Column("grounding_provider", String(100)),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("verifier_input_tokens", Integer),
+    Column("verifier_output_tokens", Integer),
+    Column("grounding_input_tokens", Integer),
+    Column("grounding_output_tokens", Integer),
+    Column("cost", Float),
+    Column("duration_ms", Float, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("iterations", Integer, nullable=False, default=0),
+    Column("warnings", JSONDocument),
+    Column("error_kind", String(40)),
+    Column("error", Text),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=False),
+    UniqueConstraint("run_id", "step_name"),
+    Index(None, "step_name", "agent_version", "prompt_hash"),
+)
+
+pipeline_run_events = Table(
+    "pipeline_run_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("ts", UTCDateTime, nullable=False),
+    Column("level", String(10), nullable=False),
+    Column("event", String(40), nullable=False),
+    Column("step_name", String(200)),
+    Column("message", Text, nullable=False),
+    Column("data", JSONDocument),
+    Index(None, "run_id", "id"),
+)
