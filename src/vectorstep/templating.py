@@ -28,7 +28,7 @@ class NamedMapping(dict[str, Any]):
 
     def __init__(self, path: str, data: Mapping[str, Any]) -> None:
         super().__init__(data)
-        self.path = path
+        self._dotted_name = path  # underscored: the sandbox keeps templates from reading it
 
 
 class _RecordingUndefined(ChainableUndefined):
@@ -43,15 +43,17 @@ class _RecordingUndefined(ChainableUndefined):
 
 class _Environment(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
-        return self._named(obj, attribute, super().getattr(obj, attribute))
+        if isinstance(obj, NamedMapping) and attribute not in obj and not hasattr(obj, attribute):
+            return self._missing(obj, attribute)
+        return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        return self._named(obj, argument, super().getitem(obj, argument))
+        if isinstance(obj, NamedMapping) and isinstance(argument, str) and argument not in obj:
+            return self._missing(obj, argument)
+        return super().getitem(obj, argument)
 
-    def _named(self, obj: Any, key: Any, value: Any) -> Any:
-        if isinstance(obj, NamedMapping) and isinstance(value, self.undefined):
-            return self.undefined(hint=f"'{obj.path}.{key}' is undefined", obj=obj, name=str(key))
-        return value
+    def _missing(self, obj: NamedMapping, key: str) -> Any:
+        return self.undefined(hint=f"'{obj._dotted_name}.{key}' is undefined", obj=obj, name=key)
 
 
 _PROMPTS = _Environment(undefined=_RecordingUndefined, autoescape=False, keep_trailing_newline=True)

@@ -11,7 +11,7 @@ from pydantic_ai.settings import ModelSettings
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.errors import AgentRuntimeError, ExecutionDetails
 from vectorstep.runtime.loop import TurnSettings, run_turn
-from vectorstep.runtime.models import resolve_model
+from vectorstep.runtime.models import ModelResolver, resolve_model
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
 from vectorstep.runtime.toolbox import Toolbox, ToolHub
 from vectorstep.runtime.trace_recorder import TraceRecorder
@@ -26,8 +26,10 @@ class EmbeddedRuntime:
         service: ServiceSpec,
         *,
         clock: Clock | None = None,
+        models: ModelResolver = resolve_model,
     ) -> None:
         self._agents = agents
+        self._models = models
         self._limits: LimitsSpec = service.limits
         self._hub = ToolHub(service.mcp_servers)
         self._clock = clock or SystemClock()
@@ -48,14 +50,11 @@ class EmbeddedRuntime:
 
     async def _run(self, request: AgentRequest, on_event: TraceListener | None) -> AgentReply:
         agent = self.agent(request.agent)
-        resolved = resolve_model(agent, request.model or agent.spec.model)
+        resolved = self._models(agent, request.model or agent.spec.model)
         cap = request.trace_tool_result_max or self._limits.trace_tool_result_max_chars
         recorder = TraceRecorder(self._clock, cap, on_event)
-        grants = agent.spec.tool_grants()
-        toolbox = (
-            Toolbox(self._hub, agent.name, grants, tool_timeout_seconds=self._limits.mcp_tool_timeout_seconds)
-            if grants
-            else None
+        toolbox = Toolbox(
+            self._hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=self._limits.mcp_tool_timeout_seconds
         )
         settings = TurnSettings(
             max_iterations=agent.spec.max_iterations or self._limits.max_agent_iterations,

@@ -29,6 +29,7 @@ from pydantic_ai.tools import ToolDefinition
 from vectorstep.clock import Clock
 from vectorstep.domain.execution import ModelUsage, Usage
 from vectorstep.errors import AgentRuntimeError
+from vectorstep.runtime.final_turn import FINAL_TURN_NOTICE
 from vectorstep.runtime.toolbox import Toolbox
 from vectorstep.runtime.trace_recorder import TraceRecorder
 
@@ -54,7 +55,7 @@ async def run_turn(
     model: Model,
     instructions: str,
     message: str,
-    toolbox: Toolbox | None,
+    toolbox: Toolbox,
     settings: TurnSettings,
     recorder: TraceRecorder,
     clock: Clock,
@@ -66,6 +67,8 @@ async def run_turn(
     usage = Usage()
     for iteration in range(settings.max_iterations):
         last_turn = iteration == settings.max_iterations - 1
+        if last_turn and tool_definitions:
+            _tell_final_turn(messages)
         parameters = ModelRequestParameters(
             function_tools=[] if last_turn else tool_definitions, allow_text_output=True
         )
@@ -95,7 +98,7 @@ async def run_turn(
                 stop_reason=response.finish_reason,
                 truncated=response.finish_reason == "length",
             )
-        if last_turn or toolbox is None:
+        if last_turn:
             raise AgentRuntimeError(
                 f"the agent was still calling tools after its last allowed turn "
                 f"(max_iterations={settings.max_iterations}); it gave no answer",
@@ -106,9 +109,13 @@ async def run_turn(
     raise AgentRuntimeError("max_iterations must be at least 1", code="max_iterations")
 
 
-async def _tool_definitions(toolbox: Toolbox | None) -> list[ToolDefinition]:
-    if toolbox is None:
-        return []
+def _tell_final_turn(messages: list[ModelMessage]) -> None:
+    last = messages[-1]
+    if isinstance(last, ModelRequest):
+        last.parts = [*last.parts, UserPromptPart(content=FINAL_TURN_NOTICE)]
+
+
+async def _tool_definitions(toolbox: Toolbox) -> list[ToolDefinition]:
     return [
         ToolDefinition(name=tool.qualified_name, description=tool.description, parameters_json_schema=tool.input_schema)
         for tool in await toolbox.tools()

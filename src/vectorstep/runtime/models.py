@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic_ai.models import Model
@@ -16,6 +17,9 @@ class ResolvedModel:
     model: Model
     provider: str
     name: str
+
+
+ModelResolver = Callable[[AgentDefinition, str], ResolvedModel]
 
 
 def resolve_model(agent: AgentDefinition, model_name: str) -> ResolvedModel:

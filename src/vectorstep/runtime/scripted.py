@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from vectorstep.runtime.final_turn import FINAL_TURN_NOTICE
 from vectorstep.spec.agent import AgentSpec, ScriptTurn
 
 SCRIPTED_MODEL = "scripted"
@@ -32,8 +33,8 @@ def scripted_model(spec: AgentSpec) -> FunctionModel:
         script = _script_for(spec, _first_prompt(messages))
         turn_index = sum(1 for message in messages if isinstance(message, ModelResponse))
         turn = script[min(turn_index, len(script) - 1)]
-        if turn.tool_calls is not None and not info.function_tools:
-            # The loop offers no tools on the last allowed turn: answer, as a real model must.
+        if turn.tool_calls is not None and _told_to_answer(messages):
+            # The loop's last allowed turn: answer now, as a real model must.
             turn = next(entry for entry in script[turn_index:] if entry.answer is not None)
         if turn.delay_seconds:
             await asyncio.sleep(turn.delay_seconds)
@@ -43,6 +44,13 @@ def scripted_model(spec: AgentSpec) -> FunctionModel:
         )
 
     return FunctionModel(play, model_name=SCRIPTED_MODEL)
+
+
+def _told_to_answer(messages: list[ModelMessage]) -> bool:
+    last = messages[-1]
+    return isinstance(last, ModelRequest) and any(
+        isinstance(part, UserPromptPart) and part.content == FINAL_TURN_NOTICE for part in last.parts
+    )
 
 
 def _first_prompt(messages: list[ModelMessage]) -> str:

@@ -47,9 +47,9 @@ def problems_from_validation(
     """One problem per pydantic error, located by walking the original data along the error's loc."""
     problems: list[Problem] = []
     seen: set[tuple[str, int | None, str]] = set()
-    failed_paths = {_data_path(err["loc"], data) for err in error.errors()}
+    failed_paths = {_data_path(err["loc"], data, err["type"]) for err in error.errors()}
     for err in error.errors():
-        path = _data_path(err["loc"], data)
+        path = _data_path(err["loc"], data, err["type"])
         if _follows_bad_executor(path, failed_paths):
             continue  # an unknown or missing executor is reported once, at `executor`
         if err["type"] == "union_tag_invalid":
@@ -133,13 +133,14 @@ def _follows_bad_executor(path: KeyPath, failed_paths: set[KeyPath]) -> bool:
     return (*parent, "executor") in failed_paths
 
 
-def _data_path(loc: tuple[int | str, ...], data: Any) -> KeyPath:
+def _data_path(loc: tuple[int | str, ...], data: Any, kind: str) -> KeyPath:
     """Follow `loc` through the data, skipping union tags pydantic adds that are not real keys."""
     path: list[str | int] = []
     node = data
+    names_a_key = kind in ("missing", "extra_forbidden")  # the last part is a key absent from the data
     for position, part in enumerate(loc):
         last = position == len(loc) - 1
-        if isinstance(node, dict) and isinstance(part, str) and (part in node or last):
+        if isinstance(node, dict) and isinstance(part, str) and (part in node or (last and names_a_key)):
             node = node.get(part)
             path.append(part)
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):

@@ -1,0 +1,5 @@
+"""`python -m vectorstep` is the `vectorstep` command."""
+
+from vectorstep.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""The step contract: finding the JSON answer in an agent's text and validating it."""
+
+from __future__ import annotations
+
+import pytest
+
+from vectorstep.domain.llm_output import LLMOutput, find_json_object, parse_llm_output
+from vectorstep.errors import LLMParseError, LLMSchemaError
+
+GOOD = '{"confidence": 0.8, "summary": "ok", "next_step_context": ""}'
+
+
+@pytest.mark.parametrize(
+    ("text", "summary"),
+    [
+        (GOOD, "ok"),
+        (f"Here is my answer:\n```json\n{GOOD}\n```\nThanks!", "ok"),
+        ('I considered {"confidence": 0.1, "summary": "draft", "next_step_context": ""} first.\n'
+         'Final: {"confidence": 0.9, "summary": "final", "next_step_context": "x"} done', "final"),
+        ('```\n{"confidence": 0.1, "summary": "a", "next_step_context": ""}\n```\n'
+         '```json\n{"confidence": 0.2, "summary": "b", "next_step_context": ""}\n```', "b"),
+        ('Use {braces} in prose, then {"confidence": 0.5, "summary": "nested {ok}", "next_step_context": "",'
+         ' "reasoning": {"supports": ["a}b"]}}', "nested {ok}"),
+    ],
+    ids=["whole", "fenced", "last-of-several", "last-fence", "balanced-with-braces-in-strings"],
+)
+def test_the_last_json_object_in_the_text_is_the_answer(text: str, summary: str) -> None:
+    assert parse_llm_output(text).summary == summary
+
+
+def test_not_first_brace_to_last_brace() -> None:
+    # A naive first-{-to-last-} slice would produce invalid JSON here.
+    text = 'Checked {cpu} and {mem}. {"confidence": 0.7, "summary": "s", "next_step_context": ""} end}'
+    assert find_json_object(text) == {"confidence": 0.7, "summary": "s", "next_step_context": ""}
+
+
+def test_no_json_raises_parse_error_with_the_whole_raw_text() -> None:
+    text = "I could not decide. " * 100
+    with pytest.raises(LLMParseError) as raised:
+        parse_llm_output(text)
+    assert raised.value.raw_text == text
+    assert len(str(raised.value)) < 700  # the message carries a snippet; the error keeps everything
+
+
+@pytest.mark.parametrize(
+    ("answer", "field"),
+    [
+        ('{"confidence": 1.5, "summary": "s", "next_step_context": ""}', "confidence"),
+        ('{"confidence": -0.1, "summary": "s", "next_step_context": ""}', "confidence"),
+        ('{"confidence": "0.9", "summary": "s", "next_step_context": ""}', "confidence"),
+        ('{"confidence": true, "summary": "s", "next_step_context": ""}', "confidence"),
+        ('{"confidence": NaN, "summary": "s", "next_step_context": ""}', "confidence"),
+        ('{"confidence": 0.9, "next_step_context": ""}', "summary"),
+        ('{"confidence": 0.9, "summary": "s"}', "next_step_context"),
+        ('{"confidence": 0.9, "summary": "s", "next_step_context": "", "proceed": "no"}', "proceed"),
+    ],
+    ids=["above-1", "below-0", "string", "bool", "nan", "no-summary", "no-context", "proceed-string"],
+)
+def test_json_that_breaks_the_contract_is_a_schema_error_keeping_the_text(answer: str, field: str) -> None:
+    with pytest.raises(LLMSchemaError) as raised:
+        parse_llm_output(answer)
+    assert raised.value.raw_text == answer
+    assert field in str(raised.value)
+
+
+def test_extra_fields_flow_downstream_but_raw_response_does_not() -> None:
+    output = parse_llm_output(
+        '{"confidence": 1, "summary": "s", "next_step_context": "", "root_cause": "deploy 8f3a",'
+        ' "raw_response": {"huge": true}, "proceed": false, "proceed_reason": "done"}'
+    )
+    assert output.extras()["root_cause"] == "deploy 8f3a"
+    context = output.as_context()
+    assert context["root_cause"] == "deploy 8f3a" and "raw_response" not in context
+    assert output.proceed is False and output.proceed_reason == "done"
+    assert isinstance(output, LLMOutput) and output.confidence == 1.0

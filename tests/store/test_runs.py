@@ -1,0 +1,169 @@
+"""The store: runs, steps and the log round-trip on SQLite and PostgreSQL; migrations; locking."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
+from vectorstep.domain.status import RunStatus, StepStatus
+from vectorstep.domain.trace import TraceEvent
+from vectorstep.errors import NotFoundError
+from vectorstep.store.database import Database, connect
+from vectorstep.store.migrate import HEAD_REVISION, current_revision, upgrade
+from vectorstep.store.runs import RunFilter, RunRepository
+
+T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def run_record(run_id: str, *, pipeline: str = "checkout-5xx", started: datetime = T0, **fields: object) -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        pipeline=pipeline,
+        status=RunStatus.RUNNING,
+        stage=str(fields.pop("stage", "testing")),
+        started_at=started,
+        source="alertmanager",
+        team=fields.pop("team", "sre"),  # type: ignore[arg-type]
+        context={"summary": "5xx up", "labels": {"service": "checkout"}, "fingerprint": "fp1"},
+    )
+
+
+def log(run_id: str, message: str, step: str | None = None) -> LogEntry:
+    return LogEntry(run_id=run_id, ts=T0, level="info", event="test", message=message, step=step)
+
+
+def step_record(run_id: str, name: str = "investigate", **fields: object) -> StepRecord:
+    base: dict[str, object] = {
+        "run_id": run_id,
+        "name": name,
+        "index": 0,
+        "status": StepStatus.COMPLETED,
+        "executor": "gateway",
+        "started_at": T0,
+        "finished_at": T0 + timedelta(seconds=2),
+        "duration_ms": 2000.5,
+        "agent": "investigator",
+        "model": "scripted",
+        "provider": "scripted",
+        "agent_version": "0123456789ab",
+        "prompt": "Investigate checkout",
+        "prompt_hash": "feedfacefeedface",
+        "raw_output": '{"confidence": 0.9}',
+        "output": {"confidence": 0.9, "summary": "deploy 8f3a broke it", "next_step_context": "", "deploy": "8f3a"},
+        "confidence": 0.9,
+        "effective_confidence": 0.9,
+        "combined_trust": 0.9,
+        "trace": (
+            TraceEvent(type="tool_call", seq=1, ts=T0.isoformat(), call_id="c1", name="m__q", args={"q": "up"}),
+            TraceEvent(type="tool_result", seq=2, ts=T0.isoformat(), call_id="c1", name="m__q", content="1", is_error=False),
+        ),
+        "input_tokens": 120,
+        "output_tokens": 30,
+        "cost": 0.0012,
+        "attempts": 2,
+        "iterations": 1,
+        "warnings": ("undefined in template: 'x' is undefined",),
+        "gate_outcome": "passed",
+    }
+    base.update(fields)
+    return StepRecord(**base)  # type: ignore[arg-type]
+
+
+async def test_a_run_round_trips_with_its_steps_trace_and_log(runs: RunRepository) -> None:
+    await runs.insert_run(run_record("r1"), log("r1", "started"))
+    written = step_record("r1")
+    await runs.insert_step(written, log("r1", "step done", "investigate"))
+    await runs.finish_run(
+        "r1", status=RunStatus.ESCALATED, finished_at=T0 + timedelta(seconds=3), error="low trust",
+        input_tokens=120, output_tokens=30, cost=0.0012, log=log("r1", "finished"),
+    )
+    run = await runs.get_run("r1", with_log=True)
+    assert run.status is RunStatus.ESCALATED and run.error == "low trust"
+    assert run.finished_at == T0 + timedelta(seconds=3) and run.started_at.tzinfo is not None
+    assert run.context["labels"] == {"service": "checkout"}
+    (step,) = run.steps
+    assert step == written
+    assert [entry.message for entry in run.log] == ["started", "step done", "finished"]
+
+
+async def test_listing_filters_and_pages_newest_first(runs: RunRepository) -> None:
+    for n in range(6):
+        pipeline = "a" if n % 2 else "b"
+        await runs.insert_run(run_record(f"run{n}", pipeline=pipeline, started=T0 + timedelta(minutes=n)), log(f"run{n}", "x"))
+    await runs.finish_run("run5", status=RunStatus.FAILED, finished_at=T0, error="x", input_tokens=0,
+                          output_tokens=0, cost=None, log=log("run5", "f"))
+    newest = await runs.list_runs(RunFilter(), limit=2)
+    assert [run.run_id for run in newest] == ["run5", "run4"]
+    assert [run.run_id for run in await runs.list_runs(RunFilter(), limit=2, offset=2)] == ["run3", "run2"]
+    assert [run.run_id for run in await runs.list_runs(RunFilter(pipeline="a"))] == ["run5", "run3", "run1"]
+    assert [run.run_id for run in await runs.list_runs(RunFilter(status="failed"))] == ["run5"]
+    since = await runs.list_runs(RunFilter(since=T0 + timedelta(minutes=4)))
+    assert [run.run_id for run in since] == ["run5", "run4"]
+    assert await runs.count_runs() == 6
+
+
+async def test_run_ids_resolve_from_a_unique_prefix(runs: RunRepository) -> None:
+    await runs.insert_run(run_record("abc123"), log("abc123", "x"))
+    await runs.insert_run(run_record("abd456"), log("abd456", "x"))
+    assert await runs.resolve_run_id("abc") == "abc123"
+    with pytest.raises(NotFoundError, match="several"):
+        await runs.resolve_run_id("ab")
+    with pytest.raises(NotFoundError, match="no run"):
+        await runs.resolve_run_id("zzz")
+    with pytest.raises(NotFoundError):
+        await runs.get_run("zzz")
+
+
+async def test_a_step_row_is_never_half_written(runs: RunRepository) -> None:
+    await runs.insert_run(run_record("r1"), log("r1", "x"))
+    await runs.insert_step(step_record("r1"), log("r1", "first"))
+    with pytest.raises(Exception, match="(?i)unique|duplicate"):
+        await runs.insert_step(step_record("r1"), log("r1", "duplicate step and its log line"))
+    run = await runs.get_run("r1", with_log=True)
+    assert len(run.steps) == 1
+    assert "duplicate step and its log line" not in [entry.message for entry in run.log]
+
+
+async def test_migrations_are_idempotent(database: Database) -> None:
+    assert await current_revision(database) == HEAD_REVISION
+    assert await upgrade(database) == (HEAD_REVISION, HEAD_REVISION)
+
+
+WRITER = """
+import asyncio, sys
+from datetime import UTC, datetime
+from vectorstep.domain.records import LogEntry
+from vectorstep.store.database import connect
+from vectorstep.store.runs import RunRepository
+
+async def main():
+    runs = RunRepository(connect(sys.argv[1]))
+    for n in range(int(sys.argv[2])):
+        await runs.append_log(LogEntry("shared", datetime.now(UTC), "info", "other-process", f"line {n}"))
+    await runs.database.dispose()
+
+asyncio.run(main())
+"""
+
+
+async def test_two_processes_writing_one_sqlite_file_never_fail_with_database_is_locked(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'shared.db'}"
+    database = connect(url)
+    await upgrade(database)
+    runs = RunRepository(database)
+    await runs.insert_run(run_record("shared"), log("shared", "start"))
+    other = subprocess.Popen([sys.executable, "-c", WRITER, url, "300"], stderr=subprocess.PIPE, text=True)
+    for n in range(300):
+        await runs.insert_step(step_record("shared", name=f"s{n}", index=n), log("shared", f"mine {n}"))
+    _, stderr = await asyncio.to_thread(other.communicate)
+    assert other.returncode == 0, stderr
+    run = await runs.get_run("shared", with_log=True)
+    await database.dispose()
+    assert len(run.steps) == 300
+    assert sum(1 for entry in run.log if entry.event == "other-process") == 300
