@@ -577,14 +577,14 @@ def metrics_server() -> MCPServer:
             for key, values in sorted(label_values.items()):
                 ordered = sorted(values, key=lambda v: (float(v), v) if _is_number(v) else (math.inf, v))
                 lines.append(f"    {key}: {', '.join(ordered)}")
-            partial: dict[str, str] = {}
+            partial: dict[str, set[str]] = {}  # a sample span other than the whole export -> its pods
             for series in items:
                 series_end = series.start + (len(series.values) - 1) * series.step
                 if series.start != data.start or series_end != data.end:
                     span = f"{_hhmm(series.start)}..{_hhmm(series_end)} UTC"
-                    partial[series.labels.get("pod", "?")] = span
-            for pod, span in sorted(partial.items()):
-                lines.append(f"    samples of {pod} only {span}")
+                    partial.setdefault(span, set()).add(series.labels.get("pod", "?"))
+            for span, pods in sorted(partial.items()):
+                lines.append(f"    samples only {span} for pod {', '.join(sorted(pods))}")
         return "\n".join(lines)
 
     return app

@@ -53,7 +53,9 @@ class RunState:
         return scope
 
     def record_output(self, step_name: str, output: Mapping[str, Any]) -> None:
+        """`steps.first_line_triage` and, as written, `steps['first-line-triage']` / `steps['group/0']`."""
         self.outputs[template_name(step_name)] = output
+        self.outputs[step_name] = output
 
 
 def _include(scope: dict[str, Any], path: str, normalised: Mapping[str, Any]) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from vectorstep.clock import Clock
 from vectorstep.domain.context import NormalisedContext
@@ -16,11 +17,12 @@ from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.engine.context import RunState
-from vectorstep.engine.step import StepEnvironment, StepEvaluation, evaluate_step
+from vectorstep.engine.groups import evaluate_fan_out, evaluate_parallel
+from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.service import PricingSpec
-from vectorstep.spec.steps import StepSpec
+from vectorstep.spec.steps import FanOutItem, ParallelItem, PipelineItem, StepSpec
 
 log = logging.getLogger(__name__)
 
@@ -127,17 +129,21 @@ class Runner:
         self, state: RunState, totals: _Totals, on_trace: RunTraceListener | None
     ) -> tuple[RunStatus, str | None]:
         for index, item in enumerate(state.pipeline.steps):
-            if not isinstance(item, StepSpec):
-                return RunStatus.FAILED, "parallel groups and fan-outs are not supported by this runner yet"
-            evaluation = await self._step(state, item, index, on_trace)
-            totals.add(evaluation.record)
-            record = evaluation.record
+            name = _item_name(item)
+            await self._observers.notify(
+                StepStarted(
+                    state.run_id,
+                    name,
+                    index,
+                    _item_kind(item),
+                    self._log(state.run_id, "step_started", f"step {name} started ({_item_kind(item)})", step=name),
+                )
+            )
+            record = await self._item(state, item, index, totals, on_trace)
             if record.status is StepStatus.FAILED:
-                if item.on_failure.policy == "continue":
+                if isinstance(item, StepSpec) and item.on_failure.policy == "continue":
                     continue
-                return RunStatus.FAILED, f"step {item.name} failed ({record.error_kind}): {record.error}"
-            if evaluation.output is not None:
-                state.record_output(item.name, evaluation.output)
+                return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
                 return _RUN_STATUS_FOR_STEP[record.status], _why(record)
             over_budget = self._over_budget(state.pipeline, totals)
@@ -148,35 +154,51 @@ class Runner:
                 return RunStatus.ABORTED, over_budget
         return RunStatus.COMPLETED, None
 
-    async def _step(
-        self, state: RunState, step: StepSpec, index: int, on_trace: RunTraceListener | None
-    ) -> StepEvaluation:
-        run_id = state.run_id
-        await self._observers.notify(
-            StepStarted(
-                run_id,
-                step.name,
-                index,
-                step.executor,
-                self._log(run_id, "step_started", f"step {step.name} started ({step.executor})", step=step.name),
+    async def _item(
+        self, state: RunState, item: PipelineItem, index: int, totals: _Totals, on_trace: RunTraceListener | None
+    ) -> StepRecord:
+        """Evaluate one entry of `steps:`, record it, and return the record the run acts on."""
+        context = state.step_context(_item_name(item))
+
+        async def unit(plan: StepPlan, unit_context: Mapping[str, Any]) -> StepEvaluation:
+            evaluation = await evaluate_step(plan, unit_context, self._environment(state, plan.name, on_trace))
+            totals.add(evaluation.record)
+            await self._observers.notify(StepFinished(evaluation.record, self._step_log(evaluation.record)))
+            if evaluation.output is not None:
+                state.record_output(plan.name, evaluation.output)
+            return evaluation
+
+        if isinstance(item, StepSpec):
+            return (await unit(StepPlan.of_step(item, index), context)).record
+        if isinstance(item, ParallelItem):
+            group = await evaluate_parallel(
+                item.parallel, index, run_id=state.run_id, context=context, clock=self._clock, evaluate_plan=unit
             )
-        )
+        else:
+            group = await evaluate_fan_out(
+                item.fan_out, index, run_id=state.run_id, context=context, clock=self._clock, evaluate_plan=unit
+            )
+        totals.add(group.record)
+        await self._observers.notify(StepFinished(group.record, self._step_log(group.record)))
+        if group.output is not None:
+            state.record_output(group.record.name, group.output)
+        return group.record
+
+    def _environment(self, state: RunState, step: str, on_trace: RunTraceListener | None) -> StepEnvironment:
+        run_id = state.run_id
 
         async def step_log(level: str, message: str) -> None:
-            await self._observers.notify(RunLogged(self._log(run_id, "step_log", message, level=level, step=step.name)))
+            await self._observers.notify(RunLogged(self._log(run_id, "step_log", message, level=level, step=step)))
 
-        env = StepEnvironment(
+        return StepEnvironment(
             run_id=run_id,
             stage=state.stage,
             executors=self._executors,
             clock=self._clock,
             pricing=self._pricing,
             log=step_log,
-            on_trace=(lambda event: on_trace(step.name, event)) if on_trace else None,
+            on_trace=(lambda event: on_trace(step, event)) if on_trace else None,
         )
-        evaluation = await evaluate_step(step, index, state.step_context(step.name), env)
-        await self._observers.notify(StepFinished(evaluation.record, self._step_log(evaluation.record)))
-        return evaluation
 
     def _over_budget(self, pipeline: PipelineSpec, totals: _Totals) -> str | None:
         budget = pipeline.budget
@@ -222,6 +244,22 @@ class Runner:
             parts.append(f"{record.error_kind}: {record.error}")
         level = "info" if record.status in (StepStatus.COMPLETED, StepStatus.SKIPPED) else "warning"
         return self._log(record.run_id, "step_finished", "; ".join(parts), level=level, step=record.name)
+
+
+def _item_name(item: PipelineItem) -> str:
+    if isinstance(item, ParallelItem):
+        return item.parallel.name
+    if isinstance(item, FanOutItem):
+        return item.fan_out.name
+    return item.name
+
+
+def _item_kind(item: PipelineItem) -> str:
+    if isinstance(item, ParallelItem):
+        return "parallel"
+    if isinstance(item, FanOutItem):
+        return "fan_out"
+    return item.executor
 
 
 def _why(record: StepRecord) -> str:

@@ -18,7 +18,7 @@ from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.runtime.protocol import TraceListener
 from vectorstep.spec.executor_config import GatewayConfig
 from vectorstep.spec.service import PricingSpec
-from vectorstep.spec.steps import StepSpec
+from vectorstep.spec.steps import LoopUntilSpec, OnLowConfidence, StepSpec, TrustedWorkSpec
 from vectorstep.templating import evaluate_condition
 from vectorstep.trust.decide import Decision, GateOutcome, TrustInputs, decide
 
@@ -36,6 +36,36 @@ class StepEnvironment:
     on_trace: TraceListener | None = None
 
 
+@dataclass(frozen=True)
+class StepPlan:
+    """One unit of work to evaluate: a sequential step, or a branch of a parallel group or fan-out."""
+
+    name: str  # as recorded and addressed: `investigate`, `checks/db`, `per-pod/0`
+    index: int
+    work: TrustedWorkSpec
+    when: str | None = None
+    loop_until: LoopUntilSpec | None = None
+    confidence_threshold: float = 0.0
+    on_low_confidence: OnLowConfidence = "proceed"
+
+    @classmethod
+    def of_step(cls, step: StepSpec, index: int) -> StepPlan:
+        return cls(
+            name=step.name,
+            index=index,
+            work=step,
+            when=step.when,
+            loop_until=step.loop_until,
+            confidence_threshold=step.confidence_threshold,
+            on_low_confidence=step.on_low_confidence,
+        )
+
+    @classmethod
+    def of_branch(cls, name: str, index: int, work: TrustedWorkSpec, when: str | None = None) -> StepPlan:
+        """A branch is not gated on its own: its combined trust enters the group's join."""
+        return cls(name=name, index=index, work=work, when=when)
+
+
 @dataclass
 class StepEvaluation:
     record: StepRecord
@@ -44,12 +74,13 @@ class StepEvaluation:
     warnings: list[str] = field(default_factory=list)
 
 
-async def evaluate_step(step: StepSpec, index: int, context: Mapping[str, Any], env: StepEnvironment) -> StepEvaluation:
+async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnvironment) -> StepEvaluation:
     started_at, started = env.clock.now(), env.clock.monotonic()
-    builder = _RecordBuilder(step, index, env, started_at, started)
-    if step.when is not None:
+    builder = _RecordBuilder(plan, env, started_at, started)
+    step = plan.work
+    if plan.when is not None:
         try:
-            run_it = evaluate_condition(step.when, context)
+            run_it = evaluate_condition(plan.when, context)
         except TemplateError as error:
             builder.warnings.append(f"when: {error} — counted as false, step skipped")
             run_it = False
@@ -64,7 +95,7 @@ async def evaluate_step(step: StepSpec, index: int, context: Mapping[str, Any], 
         )
     call = PrimaryCall(
         run_id=env.run_id,
-        step=step.name,
+        step=plan.name,
         stage=env.stage,
         work=step,
         executor=executor,
@@ -73,7 +104,7 @@ async def evaluate_step(step: StepSpec, index: int, context: Mapping[str, Any], 
         log=env.log,
         on_trace=env.on_trace,
     )
-    loop = step.loop_until
+    loop = plan.loop_until
     try:
         primary = await run_primary(call, loop.confidence if loop else None, loop.max_iterations if loop else 1)
     except TemplateError as error:
@@ -86,8 +117,8 @@ async def evaluate_step(step: StepSpec, index: int, context: Mapping[str, Any], 
     decision = decide(
         TrustInputs(
             self_report=result.output.confidence,
-            confidence_threshold=step.confidence_threshold,
-            on_low_confidence=step.on_low_confidence,
+            confidence_threshold=plan.confidence_threshold,
+            on_low_confidence=plan.on_low_confidence,
         )
     )
     if result.truncated:
@@ -104,9 +135,8 @@ def status_for(decision: Decision, proceed: bool) -> StepStatus:
 
 
 class _RecordBuilder:
-    def __init__(self, step: StepSpec, index: int, env: StepEnvironment, started_at: datetime, started: float):
-        self.step = step
-        self.index = index
+    def __init__(self, plan: StepPlan, env: StepEnvironment, started_at: datetime, started: float):
+        self.plan = plan
         self.env = env
         self.started_at = started_at
         self.started = started
@@ -114,20 +144,20 @@ class _RecordBuilder:
         self.warnings: list[str] = []
 
     def _base(self, status: StepStatus) -> dict[str, Any]:
-        config = self.step.executor_config
+        config = self.plan.work.executor_config
         primary = self.primary
         return {
             "run_id": self.env.run_id,
-            "name": self.step.name,
-            "index": self.index,
+            "name": self.plan.name,
+            "index": self.plan.index,
             "status": status,
-            "executor": self.step.executor,
+            "executor": self.plan.work.executor,
             "started_at": self.started_at,
             "finished_at": self.env.clock.now(),
             "duration_ms": round((self.env.clock.monotonic() - self.started) * 1000, 3),
             "agent": config.agent if isinstance(config, GatewayConfig) else None,
             "prompt": primary.prompt if primary else None,
-            "prompt_hash": primary.prompt_hash if primary else prompt_hash(self.step.prompt_template),
+            "prompt_hash": primary.prompt_hash if primary else prompt_hash(self.plan.work.prompt_template),
             "attempts": primary.attempts if primary else 0,
             "iterations": primary.iterations if primary else 0,
             "warnings": [*(primary.warnings if primary else []), *self.warnings],
