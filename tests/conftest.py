@@ -84,3 +84,56 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
         timeout=timeout,
         check=False,
     )
+
+
+class RecordingServer:
+    """A real HTTP server on 127.0.0.1 that records requests and answers from a queue of responses."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json as json_module
+        import threading
+
+        self.requests: list[dict[str, object]] = []
+        self.responses: list[tuple[int, str]] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode() if length else ""
+                try:
+                    parsed: object = json_module.loads(body) if body else None
+                except ValueError:
+                    parsed = body
+                server.requests.append(
+                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": parsed}
+                )
+                status, text = server.responses.pop(0) if server.responses else (200, '{"ok": true}')
+                payload = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                return
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def http_server() -> Iterator[RecordingServer]:
+    server = RecordingServer()
+    yield server
+    server.close()
