@@ -41,7 +41,7 @@ def _database_params() -> list[object]:
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a new SQLite file, or PostgreSQL's `test` database emptied."""
     if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'vectorstep.db'}"
+        yield f"sqlite:///{tmp_path / 'vectorstep.db'}"
         return
     url = os.environ[PG_ENV]
     asyncio.run(_reset_postgres(url))
@@ -49,12 +49,15 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 async def _reset_postgres(url: str) -> None:
-    from sqlalchemy import text
+    from sqlalchemy import Connection, text
 
     database = connect(url)
-    async with database.write() as connection:
-        await connection.execute(text("DROP SCHEMA public CASCADE"))
-        await connection.execute(text("CREATE SCHEMA public"))
+
+    def reset(connection: Connection) -> None:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+
+    await database.write(reset)
     await database.dispose()
 
 
@@ -71,7 +74,9 @@ async def runs(database: Database) -> RunRepository:
     return RunRepository(database)
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
     """The real `vectorstep` command in a subprocess, as a user runs it."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("VECTORSTEP_")}
     environment.update(env or {})
@@ -117,9 +122,9 @@ class RecordingServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 return
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

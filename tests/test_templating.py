@@ -98,3 +98,8 @@ def test_syntax_errors_are_found_before_running() -> None:
     assert syntax_error("{{ unclosed") is not None
     assert syntax_error("a ==", expression=True) is not None
     assert syntax_error("steps.a.confidence > 0.5", expression=True) is None
+
+
+def test_tojson_writes_text_not_html_escapes() -> None:
+    text, _ = render_prompt("{{ value | tojson }}", {"value": {"expr": "rate > 0.02 & up < 1"}})
+    assert text == '{"expr": "rate > 0.02 & up < 1"}'

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import operator
 import re
 import sys
 from collections.abc import Callable
@@ -94,7 +95,11 @@ def export() -> Export:
         for item in document["series"]
     )
     return Export(
-        series=series, start=_unix(document["start"]), end=_unix(document["end"]), step=step, cluster=document["cluster"]
+        series=series,
+        start=_unix(document["start"]),
+        end=_unix(document["end"]),
+        step=step,
+        cluster=document["cluster"],
     )
 
 
@@ -125,7 +130,13 @@ def check_service(service: str) -> str:
 
 # --------------------------------------------------------------------------- a small PromQL
 
-AGGREGATIONS = {"sum", "avg", "max", "min", "count"}
+AGGREGATIONS: dict[str, Callable[[list[float]], float]] = {
+    "sum": sum,
+    "avg": lambda values: sum(values) / len(values),
+    "max": max,
+    "min": min,
+    "count": lambda values: float(len(values)),
+}
 RANGE_FUNCTIONS = {"rate", "increase", "avg_over_time", "max_over_time", "min_over_time"}
 SUPPORTED = (
     "selectors with = != =~ !~; rate, increase, avg_over_time, max_over_time, min_over_time over [Nm]/[Ns]/[Nh]; "
@@ -248,7 +259,10 @@ class Parser:
         if token.kind != "name":
             raise PromQLError(f"unexpected {token.text!r}")
         self.position += 1
-        name = token.text
+        return self.named(token.text)
+
+    def named(self, name: str) -> Node:
+        """What follows a name: an aggregation, a function call or a plain selector."""
         if name in AGGREGATIONS:
             return self.aggregation(name)
         if name in RANGE_FUNCTIONS:
@@ -404,6 +418,8 @@ def aggregate(op: str, grouping: tuple[str, list[str]] | None, inner: Node) -> N
             return tuple((name, labels[name]) for name in names if name in labels)
         return tuple(sorted((k, v) for k, v in labels.items() if k not in names and k != "__name__"))
 
+    reduce = AGGREGATIONS[op]
+
     def evaluate(ts: int) -> Vector:
         vector = inner(ts)
         if not isinstance(vector, list):
@@ -411,20 +427,7 @@ def aggregate(op: str, grouping: tuple[str, list[str]] | None, inner: Node) -> N
         groups: dict[tuple[tuple[str, str], ...], list[float]] = {}
         for labels, value in vector:
             groups.setdefault(key_of(labels), []).append(value)
-        out: Vector = []
-        for key, values in sorted(groups.items()):
-            if op == "sum":
-                result = sum(values)
-            elif op == "avg":
-                result = sum(values) / len(values)
-            elif op == "max":
-                result = max(values)
-            elif op == "min":
-                result = min(values)
-            else:
-                result = float(len(values))
-            out.append((dict(key), result))
-        return out
+        return [(dict(key), reduce(values)) for key, values in sorted(groups.items())]
 
     return evaluate
 
@@ -468,33 +471,35 @@ def bucket_quantile(quantile: float, buckets: list[tuple[float, float]]) -> floa
     return lower_bound
 
 
+def divide(a: float, b: float) -> float:
+    if b == 0:
+        return math.nan if a == 0 else math.copysign(math.inf, a)
+    return a / b
+
+
+BINARY_OPERATORS: dict[str, Callable[[float, float], float]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": divide,
+}
+
+
 def binary(op: str, left: Node, right: Node) -> Node:
-    def apply(a: float, b: float) -> float:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if b == 0:
-            return math.nan if a == 0 else math.copysign(math.inf, a)
-        return a / b
+    """Vector op vector matches one-to-one on identical labels (the metric name dropped), as PromQL does."""
+    apply = BINARY_OPERATORS[op]
 
     def evaluate(ts: int) -> Value:
         a, b = left(ts), right(ts)
-        if not isinstance(a, list) and not isinstance(b, list):
-            return apply(a, b)
-        if not isinstance(a, list):
-            return [(without_name(labels), apply(a, value)) for labels, value in b]  # type: ignore[union-attr]
-        if not isinstance(b, list):
-            return [(without_name(labels), apply(value, b)) for labels, value in a]
-        right_side = {tuple(sorted(without_name(labels).items())): value for labels, value in b}
-        out: Vector = []
-        for labels, value in a:
-            key = tuple(sorted(without_name(labels).items()))
-            if key in right_side:
-                out.append((dict(key), apply(value, right_side[key])))
-        return out
+        if isinstance(a, list) and isinstance(b, list):
+            right_side = {tuple(sorted(without_name(labels).items())): value for labels, value in b}
+            matched = ((tuple(sorted(without_name(labels).items())), value) for labels, value in a)
+            return [(dict(key), apply(value, right_side[key])) for key, value in matched if key in right_side]
+        if isinstance(a, list):
+            return [(without_name(labels), apply(value, b)) for labels, value in a]  # type: ignore[arg-type]
+        if isinstance(b, list):
+            return [(without_name(labels), apply(a, value)) for labels, value in b]
+        return apply(a, b)
 
     return evaluate
 
@@ -538,56 +543,68 @@ def metrics_server() -> MCPServer:
         sum/avg/max/min/count with by/without, histogram_quantile, + - * / between vectors or numbers.
         Example: sum(rate(http_requests_total{service="checkout",code=~"5.."}[5m]))
         """
-        data = export()
-        if not 0 <= range_minutes <= 180:
-            raise ToolError("range_minutes must be between 0 (instant query) and 180")
-        try:
-            node = Parser(promql, data).parse()
-            if range_minutes == 0:
-                return render_instant(promql, data.end, node(data.end))
-            times = list(range(data.end - range_minutes * 60, data.end + 1, data.step))
-            return render_range(promql, times, [(ts, node(ts)) for ts in times])
-        except PromQLError as error:
-            raise ToolError(f"bad_data: cannot evaluate {promql!r}: {error}. Supported here: {SUPPORTED}") from None
+        return run_query(promql, range_minutes)
 
     @app.tool()
     def list_series(service: str) -> str:
         """List the metrics recorded for a service: each metric name, its type, series count and label values."""
-        service = check_service(service)
-        data = export()
-        metrics: dict[str, list[Series]] = {}
-        for series in data.series:
-            if series.labels.get("service") == service:
-                metrics.setdefault(series.labels["__name__"], []).append(series)
-        if not metrics:
-            return f'service="{service}" has no metrics in this export (only logs or deploys).'
-        lines = [
-            f'service="{service}" in cluster {data.cluster}: {len(metrics)} metrics, '
-            f"{sum(len(items) for items in metrics.values())} series, "
-            f"samples every {data.step}s from {_iso(data.start)} to {_iso(data.end)}",
-        ]
-        for name, items in sorted(metrics.items()):
-            kind = "counter" if name.endswith("_total") else "histogram" if name.endswith("_bucket") else "gauge"
-            lines.append(f"{name} ({kind}, {len(items)} series)")
-            label_values: dict[str, set[str]] = {}
-            for series in items:
-                for key, value in series.labels.items():
-                    if key not in ("__name__", "service", "namespace"):
-                        label_values.setdefault(key, set()).add(value)
-            for key, values in sorted(label_values.items()):
-                ordered = sorted(values, key=lambda v: (float(v), v) if _is_number(v) else (math.inf, v))
-                lines.append(f"    {key}: {', '.join(ordered)}")
-            partial: dict[str, set[str]] = {}  # a sample span other than the whole export -> its pods
-            for series in items:
-                series_end = series.start + (len(series.values) - 1) * series.step
-                if series.start != data.start or series_end != data.end:
-                    span = f"{_hhmm(series.start)}..{_hhmm(series_end)} UTC"
-                    partial.setdefault(span, set()).add(series.labels.get("pod", "?"))
-            for span, pods in sorted(partial.items()):
-                lines.append(f"    samples only {span} for pod {', '.join(sorted(pods))}")
-        return "\n".join(lines)
+        return describe_service(check_service(service))
 
     return app
+
+
+def run_query(promql: str, range_minutes: int) -> str:
+    data = export()
+    if not 0 <= range_minutes <= 180:
+        raise ToolError("range_minutes must be between 0 (instant query) and 180")
+    try:
+        node = Parser(promql, data).parse()
+        if range_minutes == 0:
+            return render_instant(promql, data.end, node(data.end))
+        times = list(range(data.end - range_minutes * 60, data.end + 1, data.step))
+        return render_range(promql, times, [(ts, node(ts)) for ts in times])
+    except PromQLError as error:
+        raise ToolError(f"bad_data: cannot evaluate {promql!r}: {error}. Supported here: {SUPPORTED}") from None
+
+
+def describe_service(service: str) -> str:
+    data = export()
+    metrics: dict[str, list[Series]] = {}
+    for series in data.series:
+        if series.labels.get("service") == service:
+            metrics.setdefault(series.labels["__name__"], []).append(series)
+    if not metrics:
+        return f'service="{service}" has no metrics in this export (only logs or deploys).'
+    lines = [
+        f'service="{service}" in cluster {data.cluster}: {len(metrics)} metrics, '
+        f"{sum(len(items) for items in metrics.values())} series, "
+        f"samples every {data.step}s from {_iso(data.start)} to {_iso(data.end)}",
+    ]
+    for name, items in sorted(metrics.items()):
+        lines.extend(describe_metric(name, items, data))
+    return "\n".join(lines)
+
+
+def describe_metric(name: str, items: list[Series], data: Export) -> list[str]:
+    kind = "counter" if name.endswith("_total") else "histogram" if name.endswith("_bucket") else "gauge"
+    lines = [f"{name} ({kind}, {len(items)} series)"]
+    label_values: dict[str, set[str]] = {}
+    for series in items:
+        for key, value in series.labels.items():
+            if key not in ("__name__", "service", "namespace"):
+                label_values.setdefault(key, set()).add(value)
+    for key, values in sorted(label_values.items()):
+        ordered = sorted(values, key=lambda v: (float(v), v) if _is_number(v) else (math.inf, v))
+        lines.append(f"    {key}: {', '.join(ordered)}")
+    partial: dict[str, set[str]] = {}  # a sample span other than the whole export -> its pods
+    for series in items:
+        series_end = series.start + (len(series.values) - 1) * series.step
+        if series.start != data.start or series_end != data.end:
+            span = f"{_hhmm(series.start)}..{_hhmm(series_end)} UTC"
+            partial.setdefault(span, set()).add(series.labels.get("pod", "?"))
+    for span, pods in sorted(partial.items()):
+        lines.append(f"    samples only {span} for pod {', '.join(sorted(pods))}")
+    return lines
 
 
 def _is_number(text: str) -> bool:
@@ -629,7 +646,8 @@ def render_range(promql: str, times: list[int], results: list[tuple[int, Value]]
         for labels, v in vector:
             by_labels.setdefault(tuple(labels.items()), []).append((ts, v))
     matrix = [
-        {"metric": dict(key), "values": [[ts, format_value(v)] for ts, v in points]} for key, points in by_labels.items()
+        {"metric": dict(key), "values": [[ts, format_value(v)] for ts, v in points]}
+        for key, points in by_labels.items()
     ]
     readable: list[str] = []
     for key, points in by_labels.items():

@@ -7,6 +7,7 @@ and is recorded as a warning); expressions (`when:`, `expect:`) are strict (a ty
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -56,8 +57,19 @@ class _Environment(ImmutableSandboxedEnvironment):
         return self.undefined(hint=f"'{obj._dotted_name}.{key}' is undefined", obj=obj, name=key)
 
 
-_PROMPTS = _Environment(undefined=_RecordingUndefined, autoescape=False, keep_trailing_newline=True)
-_STRICT = _Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+def _to_json(value: Any, indent: int | None = None) -> str:
+    """`tojson` for text, not HTML: Jinja's own escapes `<`, `>` and `&`, which garbles prompts and commands."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+
+
+def _environment(**options: Any) -> _Environment:
+    environment = _Environment(autoescape=False, keep_trailing_newline=True, **options)
+    environment.filters["tojson"] = _to_json
+    return environment
+
+
+_PROMPTS = _environment(undefined=_RecordingUndefined)
+_STRICT = _environment(undefined=StrictUndefined)
 
 
 @lru_cache(maxsize=1024)
@@ -147,8 +159,7 @@ def render_for_shell(source: str, context: Mapping[str, Any]) -> str:
 
 @lru_cache(maxsize=256)
 def _shell_template(source: str) -> Template:
-    environment = _Environment(undefined=StrictUndefined, autoescape=False, finalize=_quote_output)
-    return environment.from_string(source)
+    return _environment(undefined=StrictUndefined, finalize=_quote_output).from_string(source)
 
 
 def _quote_output(value: Any) -> str:

@@ -15,12 +15,21 @@ GOOD = '{"confidence": 0.8, "summary": "ok", "next_step_context": ""}'
     [
         (GOOD, "ok"),
         (f"Here is my answer:\n```json\n{GOOD}\n```\nThanks!", "ok"),
-        ('I considered {"confidence": 0.1, "summary": "draft", "next_step_context": ""} first.\n'
-         'Final: {"confidence": 0.9, "summary": "final", "next_step_context": "x"} done', "final"),
-        ('```\n{"confidence": 0.1, "summary": "a", "next_step_context": ""}\n```\n'
-         '```json\n{"confidence": 0.2, "summary": "b", "next_step_context": ""}\n```', "b"),
-        ('Use {braces} in prose, then {"confidence": 0.5, "summary": "nested {ok}", "next_step_context": "",'
-         ' "reasoning": {"supports": ["a}b"]}}', "nested {ok}"),
+        (
+            'I considered {"confidence": 0.1, "summary": "draft", "next_step_context": ""} first.\n'
+            'Final: {"confidence": 0.9, "summary": "final", "next_step_context": "x"} done',
+            "final",
+        ),
+        (
+            '```\n{"confidence": 0.1, "summary": "a", "next_step_context": ""}\n```\n'
+            '```json\n{"confidence": 0.2, "summary": "b", "next_step_context": ""}\n```',
+            "b",
+        ),
+        (
+            'Use {braces} in prose, then {"confidence": 0.5, "summary": "nested {ok}", "next_step_context": "",'
+            ' "reasoning": {"supports": ["a}b"]}}',
+            "nested {ok}",
+        ),
     ],
     ids=["whole", "fenced", "last-of-several", "last-fence", "balanced-with-braces-in-strings"],
 )

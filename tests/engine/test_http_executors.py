@@ -34,7 +34,10 @@ async def test_webhook_step_posts_the_rendered_prompt_and_retries_a_5xx(
                 {
                     "name": "open-ticket",
                     "executor": "webhook",
-                    "executor_config": {"url": f"{http_server.url}/tickets", "headers": {"X-Run": "{{ pipeline_run_id }}"}},
+                    "executor_config": {
+                        "url": f"{http_server.url}/tickets",
+                        "headers": {"X-Run": "{{ pipeline_run_id }}"},
+                    },
                     "prompt_template": '{"title": "{{ context.summary }}"}',
                     "retry": {"attempts": 3, "backoff": "exponential", "delay_seconds": 2},
                 }
@@ -84,7 +87,10 @@ async def test_notify_sends_its_rendered_payload_in_production_only(
     step = {
         "name": "tell",
         "executor": "notify",
-        "executor_config": {"url": f"{http_server.url}/hook", "payload": {"text": "{{ stage }}: {{ context.summary }}"}},
+        "executor_config": {
+            "url": f"{http_server.url}/hook",
+            "payload": {"text": "{{ stage }}: {{ context.summary }}"},
+        },
     }
     project.pipeline("prod", {"name": "prod", "stage": "production", "steps": [step]})
     project.pipeline("test", {"name": "test", "stage": "testing", "steps": [step]})
@@ -99,7 +105,10 @@ async def test_notify_sends_its_rendered_payload_in_production_only(
 async def test_an_unreachable_url_fails_the_step_cleanly(project: ProjectDir, tmp_path: Path) -> None:
     project.pipeline(
         "p",
-        {"name": "p", "steps": [{"name": "call", "executor": "webhook", "executor_config": {"url": "http://127.0.0.1:9/x"}}]},
+        {
+            "name": "p",
+            "steps": [{"name": "call", "executor": "webhook", "executor_config": {"url": "http://127.0.0.1:9/x"}}],
+        },
     )
     run = await run_pipeline(project, "p")
     assert run.status is RunStatus.FAILED

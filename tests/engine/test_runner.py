@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from vectorstep.domain.events import RunEvent, StepStarted
 from vectorstep.domain.status import RunStatus, StepStatus
@@ -77,10 +78,8 @@ async def test_an_interrupted_run_is_recorded_as_interrupted_not_left_running(
         task = asyncio.create_task(engine.run(loaded.pipelines["p"].spec, manual_context(FakeClock().now())))
         await started.wait()
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
     (run,) = await runs.list_runs(RunFilter())
     stored = await runs.get_run(run.run_id)
     assert stored.status is RunStatus.INTERRUPTED and stored.error == "the run was interrupted"

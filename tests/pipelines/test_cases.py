@@ -72,7 +72,9 @@ def assert_subset(expected: Any, actual: Any, where: str) -> None:
         for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             assert_subset(want, got, f"{where}[{index}]")
     elif isinstance(expected, str) and expected.startswith("re:"):
-        assert isinstance(actual, str) and re.search(expected[3:], actual, re.DOTALL), f"{where}: {actual!r} !~ {expected}"
+        assert isinstance(actual, str) and re.search(expected[3:], actual, re.DOTALL), (
+            f"{where}: {actual!r} !~ {expected}"
+        )
     elif isinstance(expected, float):
         assert actual == pytest.approx(expected), f"{where}: {actual!r} != {expected!r}"
     else:

@@ -91,7 +91,9 @@ async def test_the_trace_copy_is_capped_with_a_marker_but_the_model_gets_the_who
 
 
 async def test_the_service_wide_cap_applies_when_the_step_sets_none(project: ProjectDir) -> None:
-    project.scripted_agent("reader", {"tool_calls": [call("tools__long_text", chars=400)]}, answer(0.9), tools=["tools"])
+    project.scripted_agent(
+        "reader", {"tool_calls": [call("tools__long_text", chars=400)]}, answer(0.9), tools=["tools"]
+    )
     runtime = runtime_for(project, trace_tool_result_max_chars=150)
     try:
         reply = await runtime.run(AgentRequest(agent="reader", message="x", session_key="s"))
@@ -187,7 +189,9 @@ async def test_a_model_that_ignores_the_limit_fails_clearly(project: ProjectDir)
 
 
 async def test_a_turn_past_its_timeout_is_stopped_and_keeps_its_trace(project: ProjectDir) -> None:
-    project.scripted_agent("slow", {"tool_calls": [call("tools__echo", text="hi")]}, {**answer(0.9), "delay_seconds": 5})
+    project.scripted_agent(
+        "slow", {"tool_calls": [call("tools__echo", text="hi")]}, {**answer(0.9), "delay_seconds": 5}
+    )
     runtime = runtime_for(project)
     try:
         with pytest.raises(AgentRuntimeError) as raised:

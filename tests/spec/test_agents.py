@@ -30,7 +30,7 @@ def test_soul_md_is_the_same_thing_as_instructions_md(project: ProjectDir) -> No
 def test_both_instruction_files_is_an_error(project: ProjectDir) -> None:
     project.agent("a", {"model": "scripted", "script": [answer(0.9)]}, instructions="x")
     (project.root / "agents" / "a" / "soul.md").write_text("y", encoding="utf-8")
-    with pytest.raises(ConfigError, match="both instructions.md and soul.md"):
+    with pytest.raises(ConfigError, match=r"both instructions\.md and soul\.md"):
         load_agent(project.root / "agents" / "a")
 
 
@@ -71,7 +71,11 @@ def test_tool_grants_combine_whole_servers_and_named_tools(tmp_path: Path) -> No
     project = ProjectDir(tmp_path)
     project.agent(
         "a",
-        {"model": "scripted", "script": [answer(0.9)], "tools": ["logs", {"metrics": ["query"]}, {"metrics": ["series"]}]},
+        {
+            "model": "scripted",
+            "script": [answer(0.9)],
+            "tools": ["logs", {"metrics": ["query"]}, {"metrics": ["series"]}],
+        },
     )
     grants = load_agent(tmp_path / "agents" / "a").spec.tool_grants()
     assert grants == {"logs": None, "metrics": frozenset({"query", "series"})}

@@ -161,7 +161,9 @@ def test_defaults_match_the_specification(tmp_path: Path) -> None:
 
 
 def test_unknown_key_is_rejected_with_a_suggestion_and_its_line(tmp_path: Path) -> None:
-    text = "name: p\nsteps:\n  - name: s\n    executor: gateway\n    executor_config: {agent: a}\n    promt_template: hi\n"
+    text = (
+        "name: p\nsteps:\n  - name: s\n    executor: gateway\n    executor_config: {agent: a}\n    promt_template: hi\n"
+    )
     (problem,) = problems_of(tmp_path, text)
     assert problem.line == 6
     assert problem.key_path == "steps[0].promt_template"
@@ -214,10 +216,19 @@ steps:
 @pytest.mark.parametrize(
     ("snippet", "message"),
     [
-        ("  - {name: a, executor: gateway, executor_config: {agent: x}}\n  - {name: a, executor: notify, executor_config: {url: u}}\n", "unique"),
-        ("  - {name: first-step, executor: gateway, executor_config: {agent: x}}\n  - {name: first_step, executor: gateway, executor_config: {agent: x}}\n", "differ only"),
+        (
+            "  - {name: a, executor: gateway, executor_config: {agent: x}}\n  - {name: a, executor: notify, executor_config: {url: u}}\n",
+            "unique",
+        ),
+        (
+            "  - {name: first-step, executor: gateway, executor_config: {agent: x}}\n  - {name: first_step, executor: gateway, executor_config: {agent: x}}\n",
+            "differ only",
+        ),
         ("  - {name: 'has space', executor: gateway, executor_config: {agent: x}}\n", "pattern"),
-        ("  - {name: a, executor: gateway, executor_config: {agent: x}, retry: {attempts: 0}}\n", "greater than or equal to 1"),
+        (
+            "  - {name: a, executor: gateway, executor_config: {agent: x}, retry: {attempts: 0}}\n",
+            "greater than or equal to 1",
+        ),
     ],
     ids=["duplicate-names", "hyphen-underscore-clash", "bad-name", "zero-attempts"],
 )

@@ -31,7 +31,9 @@ def test_a_named_config_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
         find_config(None, {"VECTORSTEP_CONFIG": str(tmp_path / "missing.yaml")})
 
 
-def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_paths_resolve_against_the_config_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config_dir = tmp_path / "etc" / "vectorstep"
     config_dir.mkdir(parents=True)
     config = config_dir / "vectorstep.yaml"
@@ -45,7 +47,7 @@ def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, 
     assert settings.pipelines_dir == config_dir / "flows"
     assert settings.steps_dir == config_dir / "steps"
     assert settings.agents_dir == Path("/opt/agents")
-    assert settings.database_url == f"sqlite+aiosqlite:///{config_dir / 'data' / 'runs.db'}"
+    assert settings.database_url == f"sqlite:///{config_dir / 'data' / 'runs.db'}"
     server = settings.spec.mcp_servers["metrics"]
     assert getattr(server, "cwd", None) == str(config_dir)
 
@@ -53,7 +55,7 @@ def test_relative_paths_resolve_against_the_config_files_folder(tmp_path: Path, 
 def test_embedded_defaults_apply_without_a_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     settings = load_settings(None)
-    assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path / 'vectorstep.db'}"
+    assert settings.database_url == f"sqlite:///{tmp_path / 'vectorstep.db'}"
     assert settings.spec.limits.trace_tool_result_max_chars == 3000
     assert settings.spec.limits.max_agent_iterations == 20
     assert settings.spec.gateway.mode == "embedded"
@@ -64,8 +66,8 @@ def test_embedded_defaults_apply_without_a_config(tmp_path: Path, monkeypatch: p
     [
         ("postgresql://u:p@db:5432/vs", "postgresql+asyncpg://u:p@db:5432/vs"),
         ("postgresql+asyncpg://db/vs", "postgresql+asyncpg://db/vs"),
-        ("sqlite:////var/lib/vs.db", "sqlite+aiosqlite:////var/lib/vs.db"),
-        ("sqlite:///:memory:", "sqlite+aiosqlite:///:memory:"),
+        ("sqlite:////var/lib/vs.db", "sqlite:////var/lib/vs.db"),
+        ("sqlite:///:memory:", "sqlite:///:memory:"),
     ],
 )
 def test_database_urls_get_an_async_driver(url: str, expected: str) -> None:

@@ -23,7 +23,17 @@ from vectorstep.spec.source import expand_env, load_document
         ("no variables", {}, "no variables"),
         ("$HOME is not a reference", {"HOME": "/root"}, "$HOME is not a reference"),
     ],
-    ids=["whole", "inside", "default", "set-wins", "empty-takes-default", "empty-set", "escape", "plain", "bare-dollar"],
+    ids=[
+        "whole",
+        "inside",
+        "default",
+        "set-wins",
+        "empty-takes-default",
+        "empty-set",
+        "escape",
+        "plain",
+        "bare-dollar",
+    ],
 )
 def test_env_references_expand_anywhere_inside_strings(text: str, environ: dict[str, str], expected: str) -> None:
     assert expand_env(text, environ) == (expected, [])

@@ -32,9 +32,21 @@ actions = st.sampled_from(["escalate", "abort", "proceed"])
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.65, "veto", 0.6)), 0.9, GateOutcome.PASSED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5, "veto", 0.6)), 0.5, GateOutcome.ESCALATED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(None, "minimum")), 0.9, GateOutcome.PASSED),
-        (TrustInputs(0.6, 0.75, "escalate", calibration=CalibrationSignal(True, 0.85, "proceed")), 0.85, GateOutcome.PASSED),
-        (TrustInputs(0.9, 0.75, "escalate", calibration=CalibrationSignal(False, None, "escalate")), 0.0, GateOutcome.ESCALATED),
-        (TrustInputs(0.9, 0.75, "escalate", calibration=CalibrationSignal(False, None, "proceed")), 0.9, GateOutcome.PASSED),
+        (
+            TrustInputs(0.6, 0.75, "escalate", calibration=CalibrationSignal(True, 0.85, "proceed")),
+            0.85,
+            GateOutcome.PASSED,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", calibration=CalibrationSignal(False, None, "escalate")),
+            0.0,
+            GateOutcome.ESCALATED,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", calibration=CalibrationSignal(False, None, "proceed")),
+            0.9,
+            GateOutcome.PASSED,
+        ),
         (TrustInputs(0.9, 0.75, "escalate", grounding=GroundingSignal(0.5, enforce=False)), 0.9, GateOutcome.PASSED),
         (TrustInputs(0.9, 0.75, "escalate", grounding=GroundingSignal(0.5, enforce=True)), 0.5, GateOutcome.ESCALATED),
         (TrustInputs(0.9, 0.75, "escalate", grounding=GroundingSignal(None, enforce=True)), 0.9, GateOutcome.PASSED),
@@ -43,11 +55,24 @@ actions = st.sampled_from(["escalate", "abort", "proceed"])
         (TrustInputs(0.9, 0.75, "abort", checks_passed=True), 0.9, GateOutcome.PASSED),
     ],
     ids=[
-        "S-above", "S-equal-passes", "S-below-escalate", "S-below-abort", "S-below-proceed",
-        "V-minimum", "V-veto-above-floor-keeps-S", "V-veto-below-floor", "V-failed-keeps-S",
-        "calibrated-raises", "uncalibrated-escalate", "uncalibrated-proceed",
-        "G-shadow-no-cap", "G-enforced-caps", "G-null-never-caps", "G-never-raises",
-        "check-failed-zero", "checks-passed",
+        "S-above",
+        "S-equal-passes",
+        "S-below-escalate",
+        "S-below-abort",
+        "S-below-proceed",
+        "V-minimum",
+        "V-veto-above-floor-keeps-S",
+        "V-veto-below-floor",
+        "V-failed-keeps-S",
+        "calibrated-raises",
+        "uncalibrated-escalate",
+        "uncalibrated-proceed",
+        "G-shadow-no-cap",
+        "G-enforced-caps",
+        "G-null-never-caps",
+        "G-never-raises",
+        "check-failed-zero",
+        "checks-passed",
     ],
 )
 def test_the_formula(inputs: TrustInputs, combined: float, outcome: GateOutcome) -> None:
@@ -70,7 +95,12 @@ def test_operations_are_listed_in_the_order_of_the_specification() -> None:
         )
     )
     assert [op.name for op in decision.operations] == [
-        "self_report", "verifier_minimum", "calibration", "grounding_cap", "deterministic_checks", "gate",
+        "self_report",
+        "verifier_minimum",
+        "calibration",
+        "grounding_cap",
+        "deterministic_checks",
+        "gate",
     ]
     assert [(op.input, op.output) for op in decision.operations[1:4]] == [(0.9, 0.8), (0.8, 0.7), (0.7, 0.6)]
     assert decision.enforced and decision.policy == "trust_vector"
@@ -84,15 +114,33 @@ def test_no_trust_blocks_is_exactly_s_versus_threshold(s: float, threshold: floa
     assert decision.policy == "legacy_confidence" and not decision.enforced
 
 
-@given(s=scores, v=maybe_scores, strategy=st.sampled_from(["minimum", "veto"]), floor=scores, g=maybe_scores,
-       enforce=st.booleans(), checks=st.none() | st.booleans(), threshold=scores, action=actions)
+@given(
+    s=scores,
+    v=maybe_scores,
+    strategy=st.sampled_from(["minimum", "veto"]),
+    floor=scores,
+    g=maybe_scores,
+    enforce=st.booleans(),
+    checks=st.none() | st.booleans(),
+    threshold=scores,
+    action=actions,
+)
 def test_properties_of_every_decision(
-    s: float, v: float | None, strategy: str, floor: float, g: float | None, enforce: bool,
-    checks: bool | None, threshold: float, action: str,
+    s: float,
+    v: float | None,
+    strategy: str,
+    floor: float,
+    g: float | None,
+    enforce: bool,
+    checks: bool | None,
+    threshold: float,
+    action: str,
 ) -> None:
     decision = decide(
         TrustInputs(
-            s, threshold, action,  # type: ignore[arg-type]
+            s,
+            threshold,
+            action,  # type: ignore[arg-type]
             verifier=VerifierSignal(v, strategy, floor),  # type: ignore[arg-type]
             grounding=GroundingSignal(g, enforce),
             checks_passed=checks,

@@ -2,9 +2,122 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
 import click
+
+import vectorstep
+from vectorstep.cli.common import config_option, reports_errors, run_async, settings_from
+from vectorstep.cli.output import STATUS_STYLES, Output
+from vectorstep.cli.run import read_context, runnable_pipeline, session
+from vectorstep.cli.show import print_run
+from vectorstep.domain.records import RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.errors import ConfigError
+from vectorstep.spec.project import load_project
+from vectorstep.spec.settings import load_settings, redact_url
+
+
+@dataclass(frozen=True)
+class Scenario:
+    title: str
+    pipeline: str
+    payload: str
+    expected: RunStatus
+
+
+SCENARIOS = (
+    Scenario(
+        "A checkout 5xx alert: triage → investigate with tools → propose a remediation → notify",
+        "checkout-5xx",
+        "payloads/checkout-5xx.json",
+        RunStatus.COMPLETED,
+    ),
+    Scenario(
+        "A cart latency alert through the same pipeline: the evidence does not add up",
+        "checkout-5xx",
+        "payloads/cart-latency.json",
+        RunStatus.ESCALATED,
+    ),
+)
+
+
+def samples_dir() -> Path:
+    """The samples shipped in the wheel, or those of the source checkout."""
+    package = Path(vectorstep.__file__).parent
+    for candidate in (package / "samples", package.parents[1] / "samples"):
+        if (candidate / "vectorstep.yaml").is_file():
+            return candidate
+    raise ConfigError.single(str(package), "the demo samples are missing from this installation")
 
 
 @click.command("demo")
-def demo_command() -> None:
-    """Run the offline demo (scripted agents, real tools, no API keys)."""
+@config_option
+@reports_errors
+def demo_command(config_path: Path | None) -> int:
+    """Run the offline demo: scripted agents, real tools, no API keys. Runs are recorded in your database."""
+    out = Output()
+    samples = samples_dir()
+    database_url = settings_from(config_path).database_url
+    settings = dataclasses.replace(load_settings(samples / "vectorstep.yaml"), database_url=database_url)
+    project = load_project(settings)
+    out.line("VectorStep demo — offline: scripted agents calling real tools over MCP, no API keys.", style="bold")
+    out.line(f"Samples: {samples}")
+    out.line(f"Runs are recorded in {redact_url(database_url).removeprefix('sqlite:///')}")
+    jobs = [
+        (scenario, runnable_pipeline(project, scenario.pipeline), read_context(samples / scenario.payload, None))
+        for scenario in SCENARIOS
+    ]
+
+    async def play() -> list[RunRecord]:
+        records: list[RunRecord] = []
+        async with session(settings, project, as_json=False) as run:
+            for number, (scenario, loaded, context) in enumerate(jobs, start=1):
+                out.line()
+                out.line(f"{number}/{len(SCENARIOS)}  {scenario.title}", style="bold cyan")
+                record = await run(loaded, context)
+                print_run(record, out)
+                out.line(_explain(record), style=STATUS_STYLES.get(record.status.value))
+                records.append(record)
+        return records
+
+    records = run_async(play())
+    _next_steps(out, samples, records)
+    unexpected = [
+        (scenario, record)
+        for scenario, record in zip(SCENARIOS, records, strict=True)
+        if record.status != scenario.expected
+    ]
+    for scenario, record in unexpected:
+        out.line(
+            f"unexpected: {scenario.pipeline} ended {record.status.value}, not {scenario.expected.value}", style="red"
+        )
+    return 1 if unexpected else 0
+
+
+def _explain(record: RunRecord) -> str:
+    if record.status is RunStatus.COMPLETED:
+        notified = [step.name for step in record.steps if step.executor == "notify"]
+        muted = " The notify step was logged, not sent: the pipeline is in stage `testing`." if notified else ""
+        return f"→ Every step's trust cleared its threshold, so the run went all the way.{muted}"
+    if record.status is RunStatus.ESCALATED:
+        return f"→ Escalated to a person instead of acting: {record.error}."
+    return f"→ The run ended {record.status.value}: {record.error}"
+
+
+def _next_steps(out: Output, samples: Path, records: list[RunRecord]) -> None:
+    out.line()
+    out.line("Where to look next", style="bold")
+    example = records[-1].run_id[:12] if records else "<run id>"
+    rows = [
+        ("vectorstep runs list", "every run, newest first"),
+        (f"vectorstep runs show {example}", "one run: its steps, trust and log"),
+        (f"vectorstep runs show {example} --json", "the whole record, with each agent's tool calls"),
+        (f"{samples / 'pipelines'}/", "the pipeline; agents/ holds the scripted agents"),
+        (f"vectorstep run checkout-5xx --config {samples / 'vectorstep.yaml'} --payload <file>", "your own alert"),
+    ]
+    for command, purpose in rows:
+        out.line(f"  {command}")
+        out.line(f"      {purpose}", style="dim")

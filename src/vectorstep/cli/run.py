@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,15 @@ def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
 async def execute(
     settings: Settings, project: Project, loaded: LoadedPipeline, context: NormalisedContext, *, as_json: bool
 ) -> RunRecord:
+    async with session(settings, project, as_json=as_json) as run:
+        return await run(loaded, context)
+
+
+@asynccontextmanager
+async def session(
+    settings: Settings, project: Project, *, as_json: bool
+) -> AsyncIterator[Callable[[LoadedPipeline, NormalisedContext], Awaitable[RunRecord]]]:
+    """One engine (and one set of tool servers) for the runs of a command; progress on stderr."""
     runs = await open_runs(settings)
     progress_out = Output(stderr=True)
     progress = Progress(progress_out, show_tools=progress_out.is_terminal)
@@ -78,7 +89,11 @@ async def execute(
         observers.append(progress)
     try:
         async with Engine(project, observers=observers) as engine:
-            return await engine.run(loaded.spec, context, on_trace=progress.trace)
+
+            async def run(loaded: LoadedPipeline, context: NormalisedContext) -> RunRecord:
+                return await engine.run(loaded.spec, context, on_trace=progress.trace)
+
+            yield run
     finally:
         await runs.database.dispose()
 

@@ -145,7 +145,7 @@ class Runner:
                     continue
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
-                return _RUN_STATUS_FOR_STEP[record.status], _why(record)
+                return _RUN_STATUS_FOR_STEP[record.status], _why(record, _threshold_of(item))
             over_budget = self._over_budget(state.pipeline, totals)
             if over_budget:
                 await self._observers.notify(
@@ -262,11 +262,21 @@ def _item_kind(item: PipelineItem) -> str:
     return item.executor
 
 
-def _why(record: StepRecord) -> str:
+def _threshold_of(item: PipelineItem) -> float:
+    if isinstance(item, ParallelItem):
+        return item.parallel.confidence_threshold
+    if isinstance(item, FanOutItem):
+        return item.fan_out.confidence_threshold
+    return item.confidence_threshold
+
+
+def _why(record: StepRecord, threshold: float) -> str:
     if record.status is StepStatus.STOPPED:
         reason = (record.output or {}).get("proceed_reason")
         return f"step {record.name} said not to proceed" + (f": {reason}" if reason else "")
+    if record.combined_trust is None:
+        return f"step {record.name} {record.status.value}" + (f": {record.error}" if record.error else "")
     return (
         f"step {record.name} {record.status.value}: combined_trust {record.combined_trust:g} "
-        f"is below its confidence_threshold (gate: {record.gate_outcome})"
+        f"is below its confidence_threshold {threshold:g}"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -52,20 +53,23 @@ class Toolbox:
     async def tools(self) -> list[ToolInfo]:
         """The granted tools; a server that cannot start is noted and left out, not fatal."""
         if self._listing is None:
-            listing: list[ToolInfo] = []
-            for server, allowed in self._grants.items():
-                connection = self._hub.connection(server)
-                if connection is None:
-                    self.unavailable[server] = "not configured in mcp_servers"
-                    continue
-                try:
-                    tools = await connection.tools()
-                except ToolError as error:
-                    self.unavailable[server] = str(error)
-                    continue
-                listing.extend(tool for tool in tools if allowed is None or tool.name in allowed)
-            self._listing = listing
+            # Servers start concurrently: a cold start costs the slowest server, not their sum.
+            listings = await asyncio.gather(*(self._granted_on(server) for server in self._grants))
+            self._listing = [tool for listing in listings for tool in listing]
         return self._listing
+
+    async def _granted_on(self, server: str) -> list[ToolInfo]:
+        connection = self._hub.connection(server)
+        if connection is None:
+            self.unavailable[server] = "not configured in mcp_servers"
+            return []
+        try:
+            tools = await connection.tools()
+        except ToolError as error:
+            self.unavailable[server] = str(error)
+            return []
+        allowed = self._grants[server]
+        return [tool for tool in tools if allowed is None or tool.name in allowed]
 
     def check(self, qualified_name: str) -> Denial | None:
         """Refuse a call the agent's `tools:` does not grant (whatever the model was shown)."""

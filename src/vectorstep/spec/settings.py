@@ -96,16 +96,16 @@ def _resolve_server_dirs(spec: ServiceSpec, base_dir: Path) -> ServiceSpec:
 
 
 def resolve_database_url(url: str, base_dir: Path) -> str:
-    """Pick the async driver and make a relative SQLite path absolute against `base_dir`."""
-    for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
+    """Pick the driver (asyncpg for PostgreSQL) and make a relative SQLite path absolute against `base_dir`."""
+    for prefix in ("sqlite+pysqlite:///", "sqlite+aiosqlite:///", "sqlite:///"):
         if url.startswith(prefix):
             rest = url[len(prefix) :]
             if rest in ("", ":memory:"):
-                return "sqlite+aiosqlite:///:memory:"
+                return "sqlite:///:memory:"
             path = Path(rest).expanduser()
             if not path.is_absolute():
                 path = (base_dir / path).resolve()
-            return f"sqlite+aiosqlite:///{path}"
+            return f"sqlite:///{path}"
     for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+asyncpg://" + url[len(prefix) :]

@@ -1,90 +1,127 @@
 """Connecting to the database: SQLite (the embedded default) or PostgreSQL.
 
-SQLite is set up so that runs are never stranded by "database is locked": WAL (readers never
-block the writer), a generous busy timeout, and write transactions that take the write lock at
-BEGIN (`BEGIN IMMEDIATE`), so two writers queue instead of failing on a lock upgrade. Within the
-process, writes go through a single connection and so never contend with each other.
+The repository hands the database a unit of work — a plain function over a SQLAlchemy
+`Connection` — and gets its result back; the same code serves both databases:
+
+- PostgreSQL runs it on asyncpg through `run_sync`.
+- SQLite runs writes inline on the event loop, one at a time. A local WAL write commits in
+  a fraction of a millisecond, far less than the thread hand-offs of an async driver (measured:
+  ~1.7 ms per transaction with aiosqlite, ~0.2 ms inline). Runs are never stranded by
+  "database is locked": WAL (readers never block the writer), write transactions that take
+  the lock at BEGIN (`BEGIN IMMEDIATE`, so writers queue instead of deadlocking on an upgrade),
+  and, when another process holds the lock, a short busy wait followed by retries that sleep
+  without blocking the loop. Reads run in a worker thread so a large page never stalls the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_MS = 30_000
-LOCK_RETRIES = 5
 T = TypeVar("T")
+Work = Callable[[Connection], T]
+
+# Kept short so the event loop is never blocked for long; `LOCK_PATIENCE_SECONDS` of async retries follow.
+BUSY_TIMEOUT_MS = 100
+LOCK_PATIENCE_SECONDS = 60.0
 
 
-@dataclass
-class Database:
+class Database(Protocol):
     url: str
-    reader: AsyncEngine
-    writer: AsyncEngine
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.url.startswith("sqlite")
+    async def write(self, work: Work[T]) -> T:
+        """Run `work` in a write transaction, committed when it returns."""
+        ...
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction, committed on success."""
-        async with self.writer.begin() as connection:
-            yield connection
+    async def read(self, work: Work[T]) -> T: ...
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncConnection]:
-        async with self.reader.connect() as connection:
-            yield connection
-
-    async def retry_locked(self, operation: Callable[[], Awaitable[T]]) -> T:
-        """Run a write, retrying if another process held SQLite's lock past the busy timeout."""
-        for attempt in range(1, LOCK_RETRIES + 1):
-            try:
-                return await operation()
-            except OperationalError as error:
-                if not self.is_sqlite or "locked" not in str(error).lower() or attempt == LOCK_RETRIES:
-                    raise
-                log.warning("database is locked (attempt %d of %d); retrying", attempt, LOCK_RETRIES)
-                await asyncio.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
-
-    async def dispose(self) -> None:
-        await self.writer.dispose()
-        if self.reader is not self.writer:
-            await self.reader.dispose()
+    async def dispose(self) -> None: ...
 
 
 def connect(url: str) -> Database:
-    """Engines for `url` (already resolved to an async driver by the settings)."""
-    if not url.startswith("sqlite"):
-        engine = create_async_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
-        return Database(url=url, reader=engine, writer=engine)
-    if url.endswith(":memory:"):
-        engine = create_async_engine(url)
-        _sqlite_pragmas(engine, begin="BEGIN IMMEDIATE")
-        return Database(url=url, reader=engine, writer=engine)
-    writer = create_async_engine(url, pool_size=1, max_overflow=0, pool_timeout=120)
-    reader = create_async_engine(url, pool_size=5, max_overflow=5)
-    _sqlite_pragmas(writer, begin="BEGIN IMMEDIATE")
-    _sqlite_pragmas(reader, begin="BEGIN")
-    return Database(url=url, reader=reader, writer=writer)
+    """A database for `url` (already resolved by the settings: `sqlite:///...` or `postgresql+asyncpg://...`)."""
+    if url.startswith("sqlite"):
+        return SqliteDatabase(url)
+    return PostgresDatabase(url)
 
 
-def _sqlite_pragmas(engine: AsyncEngine, *, begin: str) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+class SqliteDatabase:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        if url.endswith(":memory:"):
+            shared = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+            _prepare(shared, begin="BEGIN IMMEDIATE")
+            self._writer = self._reader = shared
+        else:
+            self._writer = create_engine(url, pool_size=1, max_overflow=0, connect_args={"check_same_thread": False})
+            self._reader = create_engine(url, pool_size=4, max_overflow=4, connect_args={"check_same_thread": False})
+            _prepare(self._writer, begin="BEGIN IMMEDIATE")
+            _prepare(self._reader, begin="BEGIN")
+        self._lock: asyncio.Lock | None = None
+
+    async def write(self, work: Work[T]) -> T:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            delay, waited = 0.01, 0.0
+            while True:
+                try:
+                    with self._writer.begin() as connection:
+                        return work(connection)
+                except OperationalError as error:
+                    if "locked" not in str(error).lower() or waited >= LOCK_PATIENCE_SECONDS:
+                        raise
+                    log.info("database is locked by another process; retrying in %.2fs", delay)
+                    await asyncio.sleep(delay)
+                    waited += delay
+                    delay = min(delay * 2, 1.0)
+
+    async def read(self, work: Work[T]) -> T:
+        if self._reader is self._writer:
+            with self._reader.connect() as connection:
+                return work(connection)
+        return await asyncio.to_thread(self._read, work)
+
+    def _read(self, work: Work[T]) -> T:
+        with self._reader.connect() as connection:
+            return work(connection)
+
+    async def dispose(self) -> None:
+        self._writer.dispose()
+        self._reader.dispose()
+
+
+class PostgresDatabase:
+    def __init__(self, url: str) -> None:
+        # Imported here: a SQLite installation never pays for the async engine (~8 MB).
+        from sqlalchemy.ext.asyncio import create_async_engine  # noqa: PLC0415
+
+        self.url = url
+        self._engine = create_async_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+    async def write(self, work: Work[T]) -> T:
+        async with self._engine.begin() as connection:
+            return await connection.run_sync(work)
+
+    async def read(self, work: Work[T]) -> T:
+        async with self._engine.connect() as connection:
+            return await connection.run_sync(work)
+
+    async def dispose(self) -> None:
+        await self._engine.dispose()
+
+
+def _prepare(engine: Engine, *, begin: str) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy, not the driver, decide when transactions begin (see `_on_begin`).
         dbapi_connection.isolation_level = None
@@ -98,6 +135,6 @@ def _sqlite_pragmas(engine: AsyncEngine, *, begin: str) -> None:
             cursor.execute(pragma)
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         connection.exec_driver_sql(begin)

@@ -13,8 +13,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 async def current_revision(database: Database) -> str | None:
-    async with database.read() as connection:
-        return await connection.run_sync(_revision)
+    return await database.read(_revision)
 
 
 async def upgrade(database: Database) -> tuple[str | None, str]:
@@ -22,8 +21,7 @@ async def upgrade(database: Database) -> tuple[str | None, str]:
     before = await current_revision(database)
     if before == HEAD_REVISION:
         return before, before  # the common case: skip loading Alembic at all
-    async with database.write() as connection:
-        await connection.run_sync(_upgrade)
+    await database.write(_upgrade)
     return before, HEAD_REVISION
 
 

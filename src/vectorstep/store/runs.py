@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, select, update
 
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
@@ -32,44 +32,38 @@ class RunRepository:
         self.database = database
 
     async def insert_run(self, run: RunRecord, log: LogEntry) -> None:
-        async def write() -> None:
-            async with self.database.write() as connection:
-                await connection.execute(
-                    insert(pipeline_runs).values(
-                        id=run.run_id,
-                        pipeline_name=run.pipeline,
-                        status=run.status.value,
-                        stage=run.stage,
-                        source=run.source,
-                        team=run.team,
-                        fingerprint=run.context.get("fingerprint"),
-                        context=dict(run.context),
-                        input_tokens=0,
-                        output_tokens=0,
-                        started_at=run.started_at,
-                        updated_at=run.started_at,
-                    )
+        def work(connection: Connection) -> None:
+            connection.execute(
+                insert(pipeline_runs).values(
+                    id=run.run_id,
+                    pipeline_name=run.pipeline,
+                    status=run.status.value,
+                    stage=run.stage,
+                    source=run.source,
+                    team=run.team,
+                    fingerprint=run.context.get("fingerprint"),
+                    context=dict(run.context),
+                    input_tokens=0,
+                    output_tokens=0,
+                    started_at=run.started_at,
+                    updated_at=run.started_at,
                 )
-                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+            )
+            connection.execute(insert(pipeline_run_events).values(_log_row(log)))
 
-        await self.database.retry_locked(write)
+        await self.database.write(work)
 
     async def append_log(self, log: LogEntry) -> None:
-        async def write() -> None:
-            async with self.database.write() as connection:
-                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
-
-        await self.database.retry_locked(write)
+        await self.database.write(lambda connection: connection.execute(insert(pipeline_run_events), [_log_row(log)]))
 
     async def insert_step(self, record: StepRecord, log: LogEntry) -> None:
         """The step's row and its log line, in one transaction: never half a step."""
 
-        async def write() -> None:
-            async with self.database.write() as connection:
-                await connection.execute(insert(pipeline_steps).values(_step_row(record)))
-                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+        def work(connection: Connection) -> None:
+            connection.execute(insert(pipeline_steps), [_step_row(record)])
+            connection.execute(insert(pipeline_run_events), [_log_row(log)])
 
-        await self.database.retry_locked(write)
+        await self.database.write(work)
 
     async def finish_run(
         self,
@@ -83,69 +77,63 @@ class RunRepository:
         cost: float | None,
         log: LogEntry,
     ) -> None:
-        async def write() -> None:
-            async with self.database.write() as connection:
-                await connection.execute(
-                    update(pipeline_runs)
-                    .where(pipeline_runs.c.id == run_id)
-                    .values(
-                        status=status.value,
-                        finished_at=finished_at if status.is_terminal else None,
-                        error=error,
-                        input_tokens=input_tokens,
-                        output_tokens=output_tokens,
-                        cost=cost,
-                        updated_at=finished_at,
-                    )
+        def work(connection: Connection) -> None:
+            connection.execute(
+                update(pipeline_runs)
+                .where(pipeline_runs.c.id == run_id)
+                .values(
+                    status=status.value,
+                    finished_at=finished_at if status.is_terminal else None,
+                    error=error,
+                    input_tokens=input_tokens,
+                    output_tokens=output_tokens,
+                    cost=cost,
+                    updated_at=finished_at,
                 )
-                await connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+            )
+            connection.execute(insert(pipeline_run_events), [_log_row(log)])
 
-        await self.database.retry_locked(write)
+        await self.database.write(work)
 
     async def resolve_run_id(self, given: str) -> str:
         """A whole run id, or a unique prefix of one (as shown by `runs list`)."""
-        async with self.database.read() as connection:
-            rows = (
-                await connection.execute(
-                    select(pipeline_runs.c.id).where(pipeline_runs.c.id.startswith(given, autoescape=True)).limit(2)
-                )
-            ).all()
-        if len(rows) == 1:
-            return str(rows[0][0])
-        if not rows:
+
+        def work(connection: Connection) -> list[str]:
+            query = select(pipeline_runs.c.id).where(pipeline_runs.c.id.startswith(given, autoescape=True)).limit(2)
+            return [str(row[0]) for row in connection.execute(query)]
+
+        found = await self.database.read(work)
+        if len(found) == 1:
+            return found[0]
+        if not found:
             raise NotFoundError(f"no run {given!r}")
         raise NotFoundError(f"{given!r} matches several runs; give more of the id")
 
     async def get_run(self, run_id: str, *, with_log: bool = False) -> RunRecord:
-        async with self.database.read() as connection:
-            row = (
-                (await connection.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id))).mappings().first()
-            )
+        def work(connection: Connection) -> RunRecord | None:
+            row = connection.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).mappings().first()
             if row is None:
-                raise NotFoundError(f"no run {run_id!r}")
-            steps = (
-                (
-                    await connection.execute(
-                        select(pipeline_steps).where(pipeline_steps.c.run_id == run_id).order_by(pipeline_steps.c.id)
-                    )
-                )
-                .mappings()
-                .all()
-            )
+                return None
+            steps = connection.execute(
+                select(pipeline_steps).where(pipeline_steps.c.run_id == run_id).order_by(pipeline_steps.c.id)
+            ).mappings()
             log_rows: Sequence[RowMapping] = []
             if with_log:
                 log_rows = (
-                    (
-                        await connection.execute(
-                            select(pipeline_run_events)
-                            .where(pipeline_run_events.c.run_id == run_id)
-                            .order_by(pipeline_run_events.c.id)
-                        )
+                    connection.execute(
+                        select(pipeline_run_events)
+                        .where(pipeline_run_events.c.run_id == run_id)
+                        .order_by(pipeline_run_events.c.id)
                     )
                     .mappings()
                     .all()
                 )
-        return _run_record(row, [_step_record(step) for step in steps], [_log_entry(entry) for entry in log_rows])
+            return _run_record(row, [_step_record(step) for step in steps], [_log_entry(entry) for entry in log_rows])
+
+        found = await self.database.read(work)
+        if found is None:
+            raise NotFoundError(f"no run {run_id!r}")
+        return found
 
     async def list_runs(self, where: RunFilter, *, limit: int = 50, offset: int = 0) -> list[RunRecord]:
         query = select(pipeline_runs)
@@ -163,13 +151,14 @@ class RunRepository:
         if where.until is not None:
             query = query.where(columns.started_at < where.until)
         query = query.order_by(columns.started_at.desc(), columns.id.desc()).limit(limit).offset(offset)
-        async with self.database.read() as connection:
-            rows = (await connection.execute(query)).mappings().all()
-        return [_run_record(row, [], []) for row in rows]
+        return await self.database.read(
+            lambda connection: [_run_record(row, [], []) for row in connection.execute(query).mappings()]
+        )
 
     async def count_runs(self) -> int:
-        async with self.database.read() as connection:
-            return int((await connection.execute(select(func.count()).select_from(pipeline_runs))).scalar_one())
+        return await self.database.read(
+            lambda connection: int(connection.execute(select(func.count()).select_from(pipeline_runs)).scalar_one())
+        )
 
 
 def _log_row(log: LogEntry) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""The `vectorstep` command as users type it: validate, runs list/show, db upgrade, output and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+from vectorstep.testing import ProjectDir, alertmanager_payload, answer
+
+
+def small_project(project: ProjectDir) -> None:
+    project.settings({"database": {"url": "sqlite:///./state/runs.db"}})
+    (project.root / "state").mkdir(exist_ok=True)
+    project.scripted_agent("triage", answer(0.9, "checkout 5xx confirmed"))
+    project.pipeline(
+        "checkout",
+        {
+            "name": "checkout",
+            "context_template": {"include": ["summary"]},
+            "steps": [
+                {
+                    "name": "triage",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "triage"},
+                    "prompt_template": "Triage: {{ summary }}",
+                }
+            ],
+        },
+    )
+    project.payload("alert", alertmanager_payload())
+
+
+def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
+    small_project(project)
+    ok = run_cli("validate", ".", cwd=project.root)
+    assert ok.returncode == 0 and ok.stdout.startswith("ok:"), ok.stderr
+    (project.root / "pipelines" / "broken.yaml").write_text(
+        "name: broken\nsteps:\n  - name: a\n    executor: gateway\n    executor_config: {agent: triage, modle: x}\n",
+        encoding="utf-8",
+    )
+    bad = run_cli("validate", "pipelines/broken.yaml", "pipelines/checkout.yaml", cwd=project.root)
+    assert bad.returncode == 2
+    assert bad.stdout.splitlines() == [
+        "pipelines/broken.yaml:5: steps[0].executor_config.modle: unknown key 'modle' (did you mean 'model'?); "
+        "expected one of: agent, model, session_key, thinking_level, timeout_seconds, trace_max_chars"
+    ]
+    assert "1 problem(s) in 2 file(s)" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_run_then_list_and_show_plain_when_piped(project: ProjectDir) -> None:
+    small_project(project)
+    run = run_cli("run", "checkout", "--payload", "alert.json", cwd=project.root)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[1].split() == ["step", "status", "S", "trust", "model", "tokens", "in/out", "duration"]
+    assert lines[2].split()[:5] == ["triage", "completed", "0.90", "0.90", "scripted"]
+    assert "\x1b[" not in run.stdout  # no colour codes in a pipe
+    listed = run_cli("runs", "list", cwd=project.root)
+    assert listed.returncode == 0 and "checkout" in listed.stdout and "completed" in listed.stdout
+    run_id = lines[0].split()[1]
+    shown = run_cli("runs", "show", run_id[:8], cwd=project.root)
+    assert shown.returncode == 0 and "checkout 5xx confirmed" in shown.stdout
+    assert "run_started" not in shown.stdout and "run of checkout started" in shown.stdout  # the log, readable
+    as_json = json.loads(run_cli("runs", "list", "--json", cwd=project.root).stdout)
+    assert [entry["run_id"] for entry in as_json] == [run_id]
+
+
+def test_config_comes_from_the_environment_variable(project: ProjectDir, tmp_path: Path) -> None:
+    small_project(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_cli("run", "checkout", "--json", cwd=elsewhere, env={"VECTORSTEP_CONFIG": str(project.config)})
+    assert result.returncode == 0, result.stderr
+    assert (project.root / "state" / "runs.db").exists() and not (elsewhere / "vectorstep.db").exists()
+
+
+def test_unknown_pipeline_and_run_ids_are_clear_errors(project: ProjectDir) -> None:
+    small_project(project)
+    missing = run_cli("run", "chekout", cwd=project.root)
+    assert missing.returncode == 2 and "did you mean 'checkout'" in missing.stderr
+    unknown_run = run_cli("runs", "show", "ffffffff", cwd=project.root)
+    assert unknown_run.returncode == 2 and "no run 'ffffffff'" in unknown_run.stderr
+    assert "Traceback" not in missing.stderr + unknown_run.stderr
+
+
+def test_db_upgrade_reports_what_it_did(project: ProjectDir) -> None:
+    small_project(project)
+    first = run_cli("db", "upgrade", cwd=project.root)
+    second = run_cli("db", "upgrade", cwd=project.root)
+    assert first.returncode == 0 and "upgraded from empty to revision 0001" in first.stdout
+    assert second.returncode == 0 and "up to date" in second.stdout
+
+
+def test_an_unreachable_database_is_an_error_without_a_traceback_or_password(project: ProjectDir) -> None:
+    small_project(project)
+    project.settings({"database": {"url": "postgresql://vs:s3cret-pw@127.0.0.1:1/vs"}})
+    result = run_cli("run", "checkout", cwd=project.root)
+    assert result.returncode == 1
+    assert "cannot use the database postgresql+asyncpg://vs:***@127.0.0.1:1/vs" in result.stderr
+    assert "s3cret-pw" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_demo_runs_offline_and_says_where_to_look(tmp_path: Path) -> None:
+    result = run_cli("demo", cwd=tmp_path, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "status: completed" in result.stdout
+    assert "status: escalated — step propose-remediation escalated" in result.stdout
+    assert "Where to look next" in result.stdout and "vectorstep runs show" in result.stdout
+    assert (tmp_path / "vectorstep.db").exists()
+    listed = run_cli("runs", "list", "--json", cwd=tmp_path)
+    runs = json.loads(listed.stdout)
+    assert sorted(run["status"] for run in runs) == ["completed", "escalated"]
+    shown = json.loads(run_cli("runs", "show", runs[-1]["run_id"], "--json", cwd=tmp_path).stdout)
+    investigate = next(step for step in shown["steps"] if step["name"] == "investigate")
+    tool_results = [event for event in investigate["trace"] if event["type"] == "tool_result"]
+    assert tool_results and all(not event["is_error"] for event in tool_results)
