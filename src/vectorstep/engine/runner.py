@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from vectorstep.clock import Clock
 from vectorstep.domain.context import NormalisedContext
@@ -129,14 +129,14 @@ class Runner:
         self, state: RunState, totals: _Totals, on_trace: RunTraceListener | None
     ) -> tuple[RunStatus, str | None]:
         for index, item in enumerate(state.pipeline.steps):
-            name = _item_name(item)
+            name, kind, threshold = _entry(item)
             await self._observers.notify(
                 StepStarted(
                     state.run_id,
                     name,
                     index,
-                    _item_kind(item),
-                    self._log(state.run_id, "step_started", f"step {name} started ({_item_kind(item)})", step=name),
+                    kind,
+                    self._log(state.run_id, "step_started", f"step {name} started ({kind})", step=name),
                 )
             )
             record = await self._item(state, item, index, totals, on_trace)
@@ -145,7 +145,7 @@ class Runner:
                     continue
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
-                return _RUN_STATUS_FOR_STEP[record.status], _why(record, _threshold_of(item))
+                return _RUN_STATUS_FOR_STEP[record.status], _why(record, threshold)
             over_budget = self._over_budget(state.pipeline, totals)
             if over_budget:
                 await self._observers.notify(
@@ -158,7 +158,7 @@ class Runner:
         self, state: RunState, item: PipelineItem, index: int, totals: _Totals, on_trace: RunTraceListener | None
     ) -> StepRecord:
         """Evaluate one entry of `steps:`, record it, and return the record the run acts on."""
-        context = state.step_context(_item_name(item))
+        context = state.step_context(_entry(item).name)
 
         async def unit(plan: StepPlan, unit_context: Mapping[str, Any]) -> StepEvaluation:
             evaluation = await evaluate_step(plan, unit_context, self._environment(state, plan.name, on_trace))
@@ -246,28 +246,20 @@ class Runner:
         return self._log(record.run_id, "step_finished", "; ".join(parts), level=level, step=record.name)
 
 
-def _item_name(item: PipelineItem) -> str:
+class _Entry(NamedTuple):
+    """What the runner needs to know of an entry of `steps:`, whatever its kind."""
+
+    name: str
+    kind: str  # the executor, or `parallel` / `fan_out`
+    confidence_threshold: float
+
+
+def _entry(item: PipelineItem) -> _Entry:
     if isinstance(item, ParallelItem):
-        return item.parallel.name
+        return _Entry(item.parallel.name, "parallel", item.parallel.confidence_threshold)
     if isinstance(item, FanOutItem):
-        return item.fan_out.name
-    return item.name
-
-
-def _item_kind(item: PipelineItem) -> str:
-    if isinstance(item, ParallelItem):
-        return "parallel"
-    if isinstance(item, FanOutItem):
-        return "fan_out"
-    return item.executor
-
-
-def _threshold_of(item: PipelineItem) -> float:
-    if isinstance(item, ParallelItem):
-        return item.parallel.confidence_threshold
-    if isinstance(item, FanOutItem):
-        return item.fan_out.confidence_threshold
-    return item.confidence_threshold
+        return _Entry(item.fan_out.name, "fan_out", item.fan_out.confidence_threshold)
+    return _Entry(item.name, item.executor, item.confidence_threshold)
 
 
 def _why(record: StepRecord, threshold: float) -> str:
