@@ -79,3 +79,10 @@ def test_tool_grants_combine_whole_servers_and_named_tools(tmp_path: Path) -> No
     )
     grants = load_agent(tmp_path / "agents" / "a").spec.tool_grants()
     assert grants == {"logs": None, "metrics": frozenset({"query", "series"})}
+
+
+def test_writing_the_folder_name_as_name_is_the_same_version(project: ProjectDir) -> None:
+    project.agent("triage", {"model": "scripted", "script": [answer(0.9)]})
+    implicit = load_agent(project.root / "agents" / "triage").version
+    project.agent("triage", {"name": "triage", "model": "scripted", "script": [answer(0.9)]})
+    assert load_agent(project.root / "agents" / "triage").version == implicit

@@ -318,3 +318,19 @@ def test_a_broken_library_file_is_reported_with_its_own_location(tmp_path: Path)
     assert found == {}
     (problem,) = problems
     assert problem.file.endswith("bad.yaml") and problem.line == 2 and "colour" in problem.key_path
+
+
+def test_a_misspelt_executor_config_points_at_the_missing_block(tmp_path: Path) -> None:
+    text = "name: p\nsteps:\n  - name: s\n    executor: webhook\n    executor_confg: {url: 'http://x'}\n"
+    found = {(problem.line, problem.key_path) for problem in problems_of(tmp_path, text)}
+    assert found == {(5, "steps[0].executor_confg"), (3, "steps[0].executor_config.url")}
+
+
+def test_a_parallel_branch_refuses_keys_it_would_ignore(tmp_path: Path) -> None:
+    text = (
+        "name: p\nsteps:\n  - parallel:\n      name: g\n      steps:\n"
+        "        - {name: a, executor: webhook, executor_config: {url: u}, on_low_confidence: abort}\n"
+    )
+    (problem,) = problems_of(tmp_path, text)
+    assert problem.key_path == "steps[0].parallel.steps[0].on_low_confidence"
+    assert "unknown key" in problem.message and "weight" in problem.message

@@ -105,3 +105,25 @@ def test_env_variables_fill_secrets_and_vectorstep_python_is_known(
     assert settings.spec.auth.tokens[0].token == "a-long-enough-secret-token"
     assert "a-long-enough-secret-token" not in repr(settings.spec.auth)
     assert getattr(settings.spec.mcp_servers["m"], "command", "").endswith(("python", "python3", "python3.11"))
+
+
+def test_an_unsupported_database_is_located_in_the_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "vectorstep.yaml"
+    config.write_text("pipelines_dir: ./p\ndatabase:\n  url: mysql://admin:hunter2@db/vs\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(config)
+    (problem,) = raised.value.problems
+    assert (problem.line, problem.key_path) == (3, "database.url")
+    assert "unsupported database 'mysql'" in problem.message and "hunter2" not in problem.message
+
+
+def test_a_missing_sqlite_folder_is_created(tmp_path: Path) -> None:
+    import asyncio
+
+    from vectorstep.store.database import connect
+    from vectorstep.store.migrate import upgrade
+
+    database = connect(f"sqlite:///{tmp_path / 'state' / 'deep' / 'runs.db'}")
+    asyncio.run(upgrade(database))
+    asyncio.run(database.dispose())
+    assert (tmp_path / "state" / "deep" / "runs.db").exists()

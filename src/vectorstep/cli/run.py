@@ -22,7 +22,7 @@ from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import RunRecord
 from vectorstep.domain.status import exit_code
 from vectorstep.engine.preflight import preflight
-from vectorstep.engine.services import AVAILABLE_EXECUTORS, Engine
+from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, PayloadError
 from vectorstep.intake.alertmanager import normalise_alertmanager
 from vectorstep.intake.generic import manual_context, normalise_generic
@@ -63,7 +63,7 @@ def run_command(
 
 def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
     loaded = project.pipeline(name_or_path)
-    problems = project.problems_for(loaded) + preflight(loaded, list(AVAILABLE_EXECUTORS))
+    problems = project.problems_for(loaded) + preflight(loaded, EXECUTOR_CAPABILITIES)
     if problems:
         raise ConfigError(problems)
     return loaded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vectorstep.cli.output import STATUS_STYLES, Output, duration, score, tokens
+from vectorstep.cli.trust_panel import chain, print_trust_panel
 from vectorstep.domain.records import RunRecord
 
 STEP_HEADERS = ("step", "status", "S", "trust", "model", "tokens in/out", "duration")
@@ -31,8 +32,13 @@ def print_run(run: RunRecord, out: Output, *, show_log: bool = False) -> None:
     for step in run.steps:
         if step.output and step.status.value != "skipped":
             out.line(f"  {step.name}: {step.output.get('summary', '')}")
+        if step.trust_report:
+            out.line(f"      trust: {chain(step.trust_report)}", style="dim")
         for warning in step.warnings:
             out.line(f"  {step.name}: warning: {warning}", style="yellow")
+    if show_log:
+        for step in run.steps:
+            print_trust_panel(step, out)
     if show_log and run.log:
         out.line()
         out.line("log:", style="bold")

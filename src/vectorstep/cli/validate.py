@@ -10,11 +10,11 @@ from vectorstep.cli.common import reports_errors
 from vectorstep.cli.output import Output
 from vectorstep.domain.status import EXIT_INVALID_INPUT
 from vectorstep.engine.preflight import preflight
-from vectorstep.engine.services import AVAILABLE_EXECUTORS
+from vectorstep.engine.services import EXECUTOR_CAPABILITIES
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.agent_files import load_agent
 from vectorstep.spec.pipelines import load_library_step, load_pipeline, yaml_files
-from vectorstep.spec.project import check_references, load_project
+from vectorstep.spec.project import check_agents, check_references, load_project
 from vectorstep.spec.settings import CONFIG_FILE, Settings, find_config, load_settings
 
 
@@ -54,13 +54,14 @@ def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]
             if file.name == CONFIG_FILE:
                 load_settings(file)
             elif file.name == "agent.yaml":
-                load_agent(file.parent)
+                agent = load_agent(file.parent)
+                problems.extend(check_agents({agent.name: agent}, settings))
             elif file.parent.resolve() == settings.steps_dir:
                 load_library_step(file)
             else:
                 loaded = load_pipeline(file, project.library)
                 problems.extend(check_references(loaded, project.agents, settings))
-                problems.extend(preflight(loaded, list(AVAILABLE_EXECUTORS)))
+                problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES))
         except ConfigError as error:
             problems.extend(error.problems)
     return problems, len(files)
@@ -70,6 +71,6 @@ def _project(settings: Settings) -> tuple[list[Problem], int]:
     project = load_project(settings)
     problems = list(project.problems)
     for loaded in project.pipelines.values():
-        problems.extend(preflight(loaded, list(AVAILABLE_EXECUTORS)))
+        problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES))
     count = 1 + len(project.pipelines) + len(project.library) + len(project.agents)
     return problems, count

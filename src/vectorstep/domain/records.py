@@ -36,15 +36,35 @@ class StepRecord:
     deterministic_passed: bool | None = None
     trust_report: Mapping[str, Any] | None = None
     trace: Sequence[TraceEvent] = ()
-    input_tokens: int = 0
+    input_tokens: int = 0  # the primary call's; the verifier's and the judge's are counted apart
     output_tokens: int = 0
-    cost: float | None = None
+    cost: float | None = None  # everything that ran for the step: primary, verifier, judge
+    verifier_confidence: float | None = None
+    verifier_mode: str | None = None
+    verifier_agent: str | None = None
+    verifier_model: str | None = None
+    verifier_provider: str | None = None
+    verifier_prompt: str | None = None
+    verifier_input_tokens: int | None = None
+    verifier_output_tokens: int | None = None
+    grounding_model: str | None = None
+    grounding_provider: str | None = None
+    grounding_input_tokens: int | None = None
+    grounding_output_tokens: int | None = None
     attempts: int = 0
     iterations: int = 0
     error_kind: str | None = None
     error: str | None = None
     warnings: Sequence[str] = ()
     gate_outcome: str | None = None
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.input_tokens + (self.verifier_input_tokens or 0) + (self.grounding_input_tokens or 0)
+
+    @property
+    def total_output_tokens(self) -> int:
+        return self.output_tokens + (self.verifier_output_tokens or 0) + (self.grounding_output_tokens or 0)
 
     def as_json(self) -> dict[str, Any]:
         """The step record of `vectorstep run --json` and the API."""
@@ -58,6 +78,7 @@ class StepRecord:
             "agent_version": self.agent_version,
             "prompt": self.prompt,
             "confidence": self.confidence,
+            "verifier_confidence": self.verifier_confidence,
             "effective_confidence": self.effective_confidence,
             "combined_trust": self.combined_trust,
             "grounding_score": self.grounding_score,
@@ -69,6 +90,25 @@ class StepRecord:
             "trace": [event.as_dict() for event in self.trace],
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "verifier": {
+                "mode": self.verifier_mode,
+                "agent": self.verifier_agent,
+                "model": self.verifier_model,
+                "provider": self.verifier_provider,
+                "prompt": self.verifier_prompt,
+                "input_tokens": self.verifier_input_tokens,
+                "output_tokens": self.verifier_output_tokens,
+            }
+            if self.verifier_mode is not None
+            else None,
+            "grounding": {
+                "model": self.grounding_model,
+                "provider": self.grounding_provider,
+                "input_tokens": self.grounding_input_tokens,
+                "output_tokens": self.grounding_output_tokens,
+            }
+            if self.grounding_input_tokens is not None
+            else None,
             "cost": self.cost,
             "duration_ms": self.duration_ms,
             "attempts": self.attempts,

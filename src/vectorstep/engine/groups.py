@@ -83,7 +83,9 @@ async def evaluate_fan_out(
         items = items[: fan_out.max_items]
     if not items:
         return frame.empty(fan_out.on_empty)
-    plans = [StepPlan.of_branch(f"{fan_out.name}/{position}", index, fan_out) for position in range(len(items))]
+    # `timeout_seconds` of a fan-out bounds the whole group, not each branch's attempts.
+    work = fan_out.model_copy(update={"timeout_seconds": None})
+    plans = [StepPlan.of_branch(f"{fan_out.name}/{position}", index, work) for position in range(len(items))]
     contexts = [
         {**context, fan_out.as_: item, "fan_out_index": position, "fan_out_total": len(items)}
         for position, item in enumerate(items)
@@ -116,7 +118,10 @@ async def _run_branches(
     evaluate_plan: Evaluate,
 ) -> list[StepEvaluation | None]:
     """Every branch concurrently; a branch still running at the group's timeout is None."""
-    tasks = [asyncio.create_task(evaluate_plan(plan, ctx)) for plan, ctx in zip(plans, contexts, strict=True)]
+    tasks = [
+        asyncio.create_task(evaluate_plan(plan, {**ctx, "current_step": plan.name}))
+        for plan, ctx in zip(plans, contexts, strict=True)
+    ]
     done, pending = await asyncio.wait(tasks, timeout=group_timeout)
     for task in pending:
         task.cancel()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from vectorstep.domain.execution import ExecutorCapabilities
 from vectorstep.errors import Problem
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.source import KeyPath, format_key_path
-from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec
+from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec, TrustedWorkSpec
 from vectorstep.templating import syntax_error
 
 # Keys that hold a bare expression rather than a template.
@@ -16,7 +17,7 @@ EXPRESSION_KEYS = frozenset({"when", "expect", "over"})
 PLAIN_KEYS = frozenset({"name", "description", "executor", "stage", "cron", "regex"})
 
 
-def preflight(loaded: LoadedPipeline, executors: list[str]) -> list[Problem]:
+def preflight(loaded: LoadedPipeline, executors: Mapping[str, ExecutorCapabilities]) -> list[Problem]:
     problems: list[Problem] = []
     data = loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for path, text, is_expression in _templates(data, ()):
@@ -27,18 +28,46 @@ def preflight(loaded: LoadedPipeline, executors: list[str]) -> list[Problem]:
             problems.append(
                 Problem(location.file, location.line, format_key_path(path), f"{kind} syntax error: {error}")
             )
-    for path, executor in _executors(loaded):
-        if executor not in executors:
-            location = loaded.source.locate(path)
-            problems.append(
-                Problem(
-                    location.file,
-                    location.line,
-                    format_key_path(path),
-                    f"executor {executor!r} cannot run in this version (available: {', '.join(executors)})",
+    for path, work in _work(loaded):
+        problems.extend(_executor_problems(loaded, path, work, executors))
+    return problems
+
+
+def _executor_problems(
+    loaded: LoadedPipeline, path: KeyPath, work: TrustedWorkSpec, executors: Mapping[str, ExecutorCapabilities]
+) -> list[Problem]:
+    def problem(key: KeyPath, message: str) -> Problem:
+        location = loaded.source.locate((*path, *key))
+        return Problem(location.file, location.line, format_key_path((*path, *key)), message)
+
+    capabilities = executors.get(work.executor)
+    if capabilities is None:
+        available = ", ".join(sorted(executors))
+        return [
+            problem(("executor",), f"executor {work.executor!r} cannot run in this version (available: {available})")
+        ]
+    found: list[Problem] = []
+    if not capabilities.trace:
+        if work.grounding is not None and work.grounding.enforce:
+            found.append(
+                problem(
+                    ("grounding", "enforce"),
+                    f"executor {work.executor!r} records no trace, so there is no evidence to ground against; "
+                    "enforced grounding would never act (remove `enforce`, or use an agent executor)",
                 )
             )
-    return problems
+        if work.verifier is not None and work.verifier.mode == "critic":
+            found.append(
+                problem(
+                    ("verifier", "mode"),
+                    f"a critic reviews the primary's tool transcript, but executor {work.executor!r} records no trace; "
+                    "use `mode: independent`",
+                )
+            )
+    for role, block in (("verifier", work.verifier), ("grounding", work.grounding)):
+        if block is not None and block.executor not in executors:
+            found.append(problem((role, "executor"), f"executor {block.executor!r} cannot run in this version"))
+    return found
 
 
 def _templates(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str, bool]]:
@@ -59,12 +88,12 @@ def _templates(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str, bool]]
             yield from _templates(item, (*path, key))
 
 
-def _executors(loaded: LoadedPipeline) -> Iterator[tuple[KeyPath, str]]:
+def _work(loaded: LoadedPipeline) -> Iterator[tuple[KeyPath, TrustedWorkSpec]]:
     for index, item in enumerate(loaded.spec.steps):
         if isinstance(item, StepSpec):
-            yield ("steps", index, "executor"), item.executor
+            yield ("steps", index), item
         elif isinstance(item, ParallelItem):
             for position, branch in enumerate(item.parallel.steps):
-                yield ("steps", index, "parallel", "steps", position, "executor"), branch.executor
+                yield ("steps", index, "parallel", "steps", position), branch
         elif isinstance(item, FanOutItem):
-            yield ("steps", index, "fan_out", "executor"), item.fan_out.executor
+            yield ("steps", index, "fan_out"), item.fan_out

@@ -45,11 +45,11 @@ class _Totals:
 
     def add(self, record: StepRecord) -> None:
         self.steps.append(record)
-        self.input_tokens += record.input_tokens
-        self.output_tokens += record.output_tokens
+        self.input_tokens += record.total_input_tokens
+        self.output_tokens += record.total_output_tokens
         if record.cost is not None:
             self.priced += record.cost
-        elif record.input_tokens or record.output_tokens:
+        elif record.total_input_tokens or record.total_output_tokens:
             self.unpriced = True
 
     @property
@@ -140,9 +140,8 @@ class Runner:
                 )
             )
             record = await self._item(state, item, index, totals, on_trace)
-            if record.status is StepStatus.FAILED:
-                if isinstance(item, StepSpec) and item.on_failure.policy == "continue":
-                    continue
+            continues = isinstance(item, StepSpec) and item.on_failure.policy == "continue"
+            if record.status is StepStatus.FAILED and not continues:
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
                 return _RUN_STATUS_FOR_STEP[record.status], _why(record, threshold)

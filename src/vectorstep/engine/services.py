@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 import httpx
@@ -10,8 +10,10 @@ import httpx
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import Observers, RunObserver
+from vectorstep.domain.execution import ExecutorCapabilities
 from vectorstep.domain.records import RunRecord
 from vectorstep.engine.runner import Runner, RunTraceListener
+from vectorstep.errors import ConfigError
 from vectorstep.executors.gateway import GatewayExecutor
 from vectorstep.executors.notify import NotifyExecutor
 from vectorstep.executors.registry import ExecutorRegistry
@@ -21,7 +23,12 @@ from vectorstep.runtime.protocol import AgentRuntime
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.project import Project
 
-AVAILABLE_EXECUTORS = ("gateway", "notify", "webhook")
+# What each executor this version runs can report; grounding and a critic verifier need a trace.
+EXECUTOR_CAPABILITIES: Mapping[str, ExecutorCapabilities] = {
+    "gateway": GatewayExecutor.capabilities,
+    "notify": NotifyExecutor.capabilities,
+    "webhook": WebhookExecutor.capabilities,
+}
 
 
 class Engine:
@@ -35,6 +42,12 @@ class Engine:
         clock: Clock | None = None,
         runtime: AgentRuntime | None = None,
     ) -> None:
+        if runtime is None and project.settings.spec.gateway.mode != "embedded":
+            raise ConfigError.single(
+                project.settings.source,
+                "gateway mode 'remote' is not available in this version yet; use `gateway: {mode: embedded}`",
+                key_path="gateway.mode",
+            )
         self.project = project
         self.clock = clock or SystemClock()
         self.http = httpx.AsyncClient(follow_redirects=False)

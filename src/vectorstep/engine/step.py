@@ -13,6 +13,7 @@ from vectorstep.domain.records import StepRecord
 from vectorstep.domain.status import StepStatus
 from vectorstep.engine.cost import cost_of
 from vectorstep.engine.primary import LogFn, PrimaryCall, PrimaryOutcome, prompt_hash, run_primary
+from vectorstep.engine.signals import Assessment, SideCallContext, assess, total_cost
 from vectorstep.errors import ExecutorError, LLMParseError, LLMSchemaError, TemplateError
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.runtime.protocol import TraceListener
@@ -20,7 +21,7 @@ from vectorstep.spec.executor_config import GatewayConfig
 from vectorstep.spec.service import PricingSpec
 from vectorstep.spec.steps import LoopUntilSpec, OnLowConfidence, StepSpec, TrustedWorkSpec
 from vectorstep.templating import evaluate_condition
-from vectorstep.trust.decide import Decision, GateOutcome, TrustInputs, decide
+from vectorstep.trust.decide import Decision, GateOutcome
 
 
 @dataclass(frozen=True)
@@ -114,16 +115,11 @@ async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnv
         failure = primary.error or ExecutorError("the executor returned nothing")
         return builder.failed(failure.kind, failure.message, executor_error=failure)
     result = primary.result
-    decision = decide(
-        TrustInputs(
-            self_report=result.output.confidence,
-            confidence_threshold=plan.confidence_threshold,
-            on_low_confidence=plan.on_low_confidence,
-        )
-    )
+    side = SideCallContext(env.run_id, plan.name, env.stage, env.executors, env.pricing, context)
+    assessment = await assess(step, result, plan.confidence_threshold, plan.on_low_confidence, side)
     if result.truncated:
         builder.warnings.append("the agent's answer was cut off by max_tokens (stop reason: length)")
-    return builder.decided(result, decision)
+    return builder.decided(result, assessment)
 
 
 def status_for(decision: Decision, proceed: bool) -> StepStatus:
@@ -184,9 +180,11 @@ class _RecordBuilder:
             fields["raw_output"] = executor_error.raw_text  # the whole text, not the snippet in the message
         return StepEvaluation(StepRecord(**fields), warnings=self.warnings)
 
-    def decided(self, result: ExecutionResult, decision: Decision) -> StepEvaluation:
+    def decided(self, result: ExecutionResult, assessment: Assessment) -> StepEvaluation:
+        decision = assessment.decision
         fields = self._base(status_for(decision, result.output.proceed))
         output = result.output.as_context()
+        fields.update(_attribution(assessment))
         fields.update(
             model=result.model,
             provider=result.provider,
@@ -200,6 +198,41 @@ class _RecordBuilder:
             trace=result.trace,
             input_tokens=result.usage.input_tokens,
             output_tokens=result.usage.output_tokens,
-            cost=cost_of(self.env.pricing, result.provider, result.usage),
+            trust_report=assessment.report,
+            grounding_score=assessment.grounding.score if assessment.grounding else None,
+            cost=total_cost(
+                cost_of(self.env.pricing, result.provider, result.usage),
+                result.usage,
+                assessment.verifier.call if assessment.verifier else None,
+                assessment.grounding.call if assessment.grounding else None,
+            ),
         )
         return StepEvaluation(StepRecord(**fields), output=output, decision=decision, warnings=self.warnings)
+
+
+def _attribution(assessment: Assessment) -> dict[str, Any]:
+    """Who ran the verifier and the judge, for the step's columns."""
+    fields: dict[str, Any] = {}
+    verifier = assessment.verifier
+    if verifier is not None:
+        fields.update(verifier_mode=verifier.mode, verifier_confidence=verifier.score)
+        if verifier.triggered:
+            call = verifier.call
+            fields.update(
+                verifier_agent=call.agent,
+                verifier_model=call.model,
+                verifier_provider=call.provider,
+                verifier_prompt=call.prompt,
+                verifier_input_tokens=call.input_tokens,
+                verifier_output_tokens=call.output_tokens,
+            )
+    grounding = assessment.grounding
+    if grounding is not None and grounding.reason != "no_trace":
+        call = grounding.call
+        fields.update(
+            grounding_model=call.model,
+            grounding_provider=call.provider,
+            grounding_input_tokens=call.input_tokens,
+            grounding_output_tokens=call.output_tokens,
+        )
+    return fields

@@ -62,7 +62,10 @@ class EmbeddedRuntime:
             provider=resolved.provider,
         )
         started = self._clock.monotonic()
-        timeout = request.timeout_seconds or self._limits.max_run_seconds
+        timeout = min(
+            (limit for limit in (request.timeout_seconds, self._limits.max_run_seconds) if limit is not None),
+            default=None,
+        )
         try:
             async with asyncio.timeout(timeout):
                 result = await run_turn(

@@ -41,9 +41,13 @@ def normalise_instructions(text: str) -> str:
     return "\n".join(lines)
 
 
-def agent_version(spec: AgentSpec, instructions: str) -> str:
-    """First 12 hex characters of SHA-256 over the canonical JSON of the settings and instructions."""
+def agent_version(spec: AgentSpec, instructions: str, name: str) -> str:
+    """First 12 hex characters of SHA-256 over the canonical JSON of the settings and instructions.
+
+    The name is the folder's whether or not `name:` is written; a description changes nothing.
+    """
     settings = spec.model_dump(mode="json", exclude={"description"})
+    settings["name"] = name
     settings["instructions"] = normalise_instructions(instructions)
     canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
@@ -76,7 +80,7 @@ def load_agent(folder: Path, *, environ: Mapping[str, str] | None = None) -> Age
         spec=spec,
         instructions=normalise_instructions(instructions),
         folder=folder,
-        version=agent_version(spec, instructions),
+        version=agent_version(spec, instructions, name),
     )
 
 

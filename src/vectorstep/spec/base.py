@@ -47,9 +47,9 @@ def problems_from_validation(
     """One problem per pydantic error, located by walking the original data along the error's loc."""
     problems: list[Problem] = []
     seen: set[tuple[str, int | None, str]] = set()
-    failed_paths = {_data_path(err["loc"], data, err["type"]) for err in error.errors()}
+    failed_paths = {_data_path(err["loc"], data) for err in error.errors()}
     for err in error.errors():
-        path = _data_path(err["loc"], data, err["type"])
+        path = _data_path(err["loc"], data)
         if _follows_bad_executor(path, failed_paths):
             continue  # an unknown or missing executor is reported once, at `executor`
         if err["type"] == "union_tag_invalid":
@@ -133,27 +133,49 @@ def _follows_bad_executor(path: KeyPath, failed_paths: set[KeyPath]) -> bool:
     return (*parent, "executor") in failed_paths
 
 
-def _data_path(loc: tuple[int | str, ...], data: Any, kind: str) -> KeyPath:
-    """Follow `loc` through the data, skipping union tags pydantic adds that are not real keys."""
+def _data_path(loc: tuple[int | str, ...], data: Any) -> KeyPath:
+    """Follow `loc` through the data, skipping the union tags pydantic adds that are not real keys."""
     path: list[str | int] = []
     node = data
-    names_a_key = kind in ("missing", "extra_forbidden")  # the last part is a key absent from the data
-    for position, part in enumerate(loc):
-        last = position == len(loc) - 1
-        if isinstance(node, dict) and isinstance(part, str) and (part in node or (last and names_a_key)):
-            node = node.get(part)
-            path.append(part)
+    for part in loc:
+        if isinstance(node, dict) and part in node:  # noqa: SIM114 - the types differ for mypy
+            node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
-            path.append(part)
-        elif isinstance(node, dict | list):
-            continue  # a union tag or a model name, not a key of the user's file
+        elif _is_tag(part):
+            continue
         else:
-            path.append(part)
-            node = None
+            node = None  # past what the user wrote: a missing key (or an unknown one, reported as such)
+        path.append(part)
     return tuple(path)
 
 
+def _is_tag(part: int | str) -> bool:
+    return isinstance(part, str) and (part in UNION_TAGS or part in _TYPE_TAGS or "[" in part)
+
+
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "none", "dict", "list"})
+
+
+# The tags our discriminated unions put into error locations.
+UNION_TAGS = frozenset(
+    {
+        "gateway",
+        "openclaw",
+        "human",
+        "webhook",
+        "notify",
+        "pipeline",  # executor_config
+        "shell",  # deterministic checks (with webhook, human)
+        "step",
+        "parallel",
+        "fan_out",  # steps
+        "operators",
+        "value",  # trigger.match conditions
+        "stdio",
+        "http",  # mcp_servers
+    }
+)
 _LITERAL_CHOICES = re.compile(r"'([^']*)'")
 
 

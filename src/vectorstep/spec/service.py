@@ -8,9 +8,28 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from vectorstep.spec.base import SpecModel
 
+DATABASE_SCHEMES = (
+    "sqlite:///",
+    "sqlite+pysqlite:///",
+    "sqlite+aiosqlite:///",
+    "postgresql://",
+    "postgresql+asyncpg://",
+    "postgres://",
+)
+
 
 class DatabaseSpec(SpecModel):
     url: str = "sqlite:///./vectorstep.db"
+
+    @field_validator("url")
+    @classmethod
+    def _supported(cls, url: str) -> str:
+        if not url.startswith(DATABASE_SCHEMES):
+            scheme = url.split("://", 1)[0] if "://" in url else url[:20]
+            raise ValueError(
+                f"unsupported database {scheme!r}; use sqlite:///path/to/file.db or postgresql://user@host/db"
+            )
+        return url
 
 
 class GatewaySpec(SpecModel):

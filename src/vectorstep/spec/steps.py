@@ -89,9 +89,13 @@ class StepSpec(TrustedWorkSpec):
         return {"policy": value} if isinstance(value, str) else value
 
 
-class BranchSpec(StepSpec):
-    """A branch of a parallel group: a step with a weight for `weighted_average`."""
+class BranchSpec(TrustedWorkSpec):
+    """A branch of a parallel group: gated with the group, so it has no threshold or failure policy of its own."""
 
+    name: StepName
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    when: str | None = None
     weight: float = Field(default=1.0, gt=0)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -62,6 +63,7 @@ class SqliteDatabase:
             _prepare(shared, begin="BEGIN IMMEDIATE")
             self._writer = self._reader = shared
         else:
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
             self._writer = create_engine(url, pool_size=1, max_overflow=0, connect_args={"check_same_thread": False})
             self._reader = create_engine(url, pool_size=4, max_overflow=4, connect_args={"check_same_thread": False})
             _prepare(self._writer, begin="BEGIN IMMEDIATE")

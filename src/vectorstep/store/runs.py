@@ -161,6 +161,22 @@ class RunRepository:
         )
 
 
+# Who ran the second opinions of a step: the same name in the record and in the table.
+ATTRIBUTION_COLUMNS = (
+    "verifier_mode",
+    "verifier_agent",
+    "verifier_model",
+    "verifier_provider",
+    "verifier_prompt",
+    "verifier_input_tokens",
+    "verifier_output_tokens",
+    "grounding_model",
+    "grounding_provider",
+    "grounding_input_tokens",
+    "grounding_output_tokens",
+)
+
+
 def _log_row(log: LogEntry) -> dict[str, Any]:
     return {
         "run_id": log.run_id,
@@ -190,6 +206,7 @@ def _step_row(record: StepRecord) -> dict[str, Any]:
         "parsed_output": dict(record.output) if record.output is not None else None,
         "agent_trace": [event.as_dict() for event in record.trace],
         "primary_confidence": record.confidence,
+        "verifier_confidence": record.verifier_confidence,
         "effective_confidence": record.effective_confidence,
         "combined_trust": record.combined_trust,
         "grounding_score": record.grounding_score,
@@ -198,6 +215,7 @@ def _step_row(record: StepRecord) -> dict[str, Any]:
         "trust_report": dict(record.trust_report) if record.trust_report is not None else None,
         "input_tokens": record.input_tokens,
         "output_tokens": record.output_tokens,
+        **{column: getattr(record, column) for column in ATTRIBUTION_COLUMNS},
         "cost": record.cost,
         "duration_ms": record.duration_ms,
         "attempts": record.attempts,
@@ -229,6 +247,7 @@ def _step_record(row: RowMapping) -> StepRecord:
         raw_output=row["raw_output"],
         output=row["parsed_output"],
         confidence=row["primary_confidence"],
+        verifier_confidence=row["verifier_confidence"],
         effective_confidence=row["effective_confidence"],
         combined_trust=row["combined_trust"],
         grounding_score=row["grounding_score"],
@@ -237,6 +256,7 @@ def _step_record(row: RowMapping) -> StepRecord:
         trace=tuple(TraceEvent.from_dict(event) for event in row["agent_trace"] or []),
         input_tokens=row["input_tokens"],
         output_tokens=row["output_tokens"],
+        **{column: row[column] for column in ATTRIBUTION_COLUMNS},
         cost=row["cost"],
         attempts=row["attempts"],
         iterations=row["iterations"],

@@ -1,0 +1,134 @@
+"""What the second opinions of a step found: the verifier (V) and the grounding judge (G).
+
+Both fail softly: an error, a timeout or an unreadable answer is recorded here, never raised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vectorstep.domain.execution import Usage
+
+
+@dataclass(frozen=True)
+class CallAttribution:
+    """Who answered a side call, what they were asked and what they said."""
+
+    agent: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    prompt: str | None = None
+    raw_output: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    duration_ms: float | None = None
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
+
+
+@dataclass(frozen=True)
+class VerifierOutcome:
+    mode: str
+    strategy: str
+    veto_floor: float
+    triggered: bool
+    trigger_reason: str
+    score: float | None = None
+    summary: str | None = None
+    error: str | None = None
+    call: CallAttribution = field(default_factory=CallAttribution)
+
+    def as_report(self) -> dict[str, Any]:
+        return {
+            "triggered": self.triggered,
+            "trigger_reason": self.trigger_reason,
+            "mode": self.mode,
+            "combination_strategy": self.strategy,
+            "veto_floor": self.veto_floor if self.strategy == "veto" else None,
+            "score": self.score,
+            "summary": self.summary,
+            "error": self.error,
+            **_attribution(self.call),
+        }
+
+
+@dataclass(frozen=True)
+class Claim:
+    claim: str
+    supported: bool
+    evidence: str
+    possible_truncation_artefact: bool = False
+    evidence_in_omitted_text: bool = False
+
+
+@dataclass(frozen=True)
+class GroundingOutcome:
+    computed: bool
+    reason: str  # computed | no_trace | error
+    enforce: bool
+    max_trace_chars: int
+    evidence_windows: bool
+    score: float | None = None
+    judge_reported_score: float | None = None
+    summary: str | None = None
+    error: str | None = None
+    claims: tuple[Claim, ...] = ()
+    truncated_events: int = 0
+    cut_by_runtime: int = 0
+    call: CallAttribution = field(default_factory=CallAttribution)
+
+    @property
+    def score_mismatch(self) -> bool:
+        """The judge's own figure disagrees with the share of claims it marked supported."""
+        if self.score is None or self.judge_reported_score is None or not self.claims:
+            return False
+        return abs(self.score - self.judge_reported_score) > 0.05
+
+    @property
+    def setting_to_raise(self) -> str | None:
+        """Where to give the judge more room when evidence may have been cut."""
+        if not self.truncated_events:
+            return None
+        if self.cut_by_runtime:
+            return "executor_config.trace_max_chars (the runtime cut the trace), then grounding.max_trace_chars"
+        return "grounding.max_trace_chars"
+
+    def as_report(self) -> dict[str, Any]:
+        return {
+            "computed": self.computed,
+            "reason": self.reason,
+            "error": self.error,
+            "enforce": self.enforce,
+            "score": self.score,
+            "judge_reported_score": self.judge_reported_score,
+            "score_mismatch": self.score_mismatch,
+            "summary": self.summary,
+            "claims": [claim.__dict__ for claim in self.claims],
+            "truncated_events": self.truncated_events,
+            "cut_by_runtime": self.cut_by_runtime,
+            "setting_to_raise": self.setting_to_raise,
+            "max_trace_chars": self.max_trace_chars,
+            "evidence_windows": self.evidence_windows,
+            **_attribution(self.call),
+        }
+
+
+def _attribution(call: CallAttribution) -> dict[str, Any]:
+    return {
+        "agent": call.agent,
+        "model": call.model,
+        "provider": call.provider,
+        "input_tokens": call.input_tokens,
+        "output_tokens": call.output_tokens,
+        "cost": call.cost,
+        "duration_ms": call.duration_ms,
+        "prompt": call.prompt,
+        "raw_output": call.raw_output,
+    }

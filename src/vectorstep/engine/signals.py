@@ -1,0 +1,131 @@
+"""Gathering a step's trust signals after its primary call (§7 steps 4–8) and deciding once.
+
+verifier (V) → calibration (later) → grounding (G) → checks (later) → trust.decide
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities, Usage
+from vectorstep.domain.signals import CallAttribution, GroundingOutcome, VerifierOutcome
+from vectorstep.engine.cost import cost_of
+from vectorstep.engine.verifier import verify
+from vectorstep.errors import ExecutorError
+from vectorstep.executors.base import StepCall
+from vectorstep.executors.registry import ExecutorRegistry
+from vectorstep.grounding.judge import judge_grounding
+from vectorstep.grounding.second_opinion import Ask
+from vectorstep.spec.executor_config import ExecutorConfig
+from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.steps import OnLowConfidence, TrustedWorkSpec
+from vectorstep.trust.decide import Decision, GroundingSignal, TrustInputs, VerifierSignal, decide
+from vectorstep.trust.report import build_report, needs_report, step_configuration
+
+
+@dataclass(frozen=True)
+class SideCallContext:
+    run_id: str
+    step: str
+    stage: str
+    executors: ExecutorRegistry
+    pricing: PricingSpec
+    context: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    decision: Decision
+    verifier: VerifierOutcome | None
+    grounding: GroundingOutcome | None
+    report: dict[str, Any] | None
+
+
+async def assess(
+    work: TrustedWorkSpec,
+    primary: ExecutionResult,
+    threshold: float,
+    on_low_confidence: OnLowConfidence,
+    side: SideCallContext,
+) -> Assessment:
+    verifier = await _verifier(work, primary, side)
+    grounding = await _grounding(work, primary, side)
+    decision = decide(
+        TrustInputs(
+            self_report=primary.output.confidence,
+            confidence_threshold=threshold,
+            on_low_confidence=on_low_confidence,
+            verifier=VerifierSignal(verifier.score, verifier.strategy, verifier.veto_floor)  # type: ignore[arg-type]
+            if verifier is not None and verifier.triggered
+            else None,
+            grounding=GroundingSignal(grounding.score, grounding.enforce) if grounding is not None else None,
+        )
+    )
+    report = None
+    if needs_report(work):
+        configuration = step_configuration(work, threshold, on_low_confidence)
+        report = build_report(decision, configuration, verifier=verifier, grounding=grounding)
+    return Assessment(decision, verifier, grounding, report)
+
+
+async def _verifier(work: TrustedWorkSpec, primary: ExecutionResult, side: SideCallContext) -> VerifierOutcome | None:
+    if work.verifier is None:
+        return None
+    outcome = await verify(work.verifier, primary, _asker(side, work.verifier.executor, work.verifier.executor_config))
+    return _priced(outcome, side.pricing)
+
+
+async def _grounding(work: TrustedWorkSpec, primary: ExecutionResult, side: SideCallContext) -> GroundingOutcome | None:
+    spec = work.grounding
+    if spec is None:
+        return None
+    capabilities = side.executors.capabilities(work.executor) or ExecutorCapabilities()
+    if not capabilities.trace:  # nothing to check against: "no evidence trail", never "unsupported"
+        return GroundingOutcome(
+            computed=False,
+            reason="no_trace",
+            enforce=spec.enforce,
+            max_trace_chars=spec.max_trace_chars,
+            evidence_windows=spec.evidence_windows,
+        )
+    outcome = await judge_grounding(spec, primary, _asker(side, spec.executor, spec.executor_config))
+    return _priced(outcome, side.pricing)
+
+
+def _asker(side: SideCallContext, executor_name: str, config: ExecutorConfig) -> Ask:
+    async def ask(prompt: str, timeout_seconds: float) -> ExecutionResult:
+        executor = side.executors.get(executor_name)
+        if executor is None:
+            raise ExecutorError(f"executor {executor_name!r} is not available")
+        call = StepCall(
+            run_id=side.run_id,
+            step=side.step,
+            stage=side.stage,
+            prompt=prompt,
+            config=config,
+            context=side.context,
+            timeout_seconds=timeout_seconds,
+        )
+        return await executor.execute(call)
+
+    return ask
+
+
+Outcome = TypeVar("Outcome", VerifierOutcome, GroundingOutcome)
+
+
+def _priced(outcome: Outcome, pricing: PricingSpec) -> Outcome:
+    cost = cost_of(pricing, outcome.call.provider, outcome.call.usage)
+    return dataclasses.replace(outcome, call=dataclasses.replace(outcome.call, cost=cost))
+
+
+def total_cost(primary: float | None, primary_usage: Usage, *others: CallAttribution | None) -> float | None:
+    """Everything that ran for the step; unknown when any part that used tokens has no price."""
+    parts = [(primary, primary_usage)] + [(other.cost, other.usage) for other in others if other is not None]
+    if any(cost is None and usage.by_model for cost, usage in parts):
+        return None
+    costs = [cost for cost, _ in parts if cost is not None]
+    return round(sum(costs), 6) if costs else None

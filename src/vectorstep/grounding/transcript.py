@@ -1,0 +1,78 @@
+"""A step's trace as a transcript for a judge or a critic: one entry per event, each within a budget.
+
+Tool calls (arguments capped), tool results (within the budget, by evidence windows or head
+truncation), refused calls and the agent's own text, in order. Thinking and bookkeeping are left
+out, and so is the final answer (the judge gets it separately). Every cut is marked in place and
+counted, and we remember whether the cut was ours or the runtime's (its capped trace copy).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vectorstep.domain.trace import TraceEvent
+from vectorstep.grounding.evidence import answer_terms, head_only, select_windows
+
+ARGUMENTS_MAX_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Transcript:
+    entries: tuple[str, ...]
+    truncated_events: int  # entries shortened, by us or (for tool results) by the runtime before us
+    cut_by_runtime: int  # tool results the runtime capped and whose whole was not available here
+    shortened: tuple[tuple[str, str], ...] = ()  # (whole result, what was shown) of each shortened result
+
+    def hides(self, term: str) -> bool:
+        """True when `term` is in a tool result but not in what the reader was shown of it."""
+        return any(term in whole and term not in shown for whole, shown in self.shortened)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.entries)
+
+
+def build_transcript(
+    trace: Sequence[TraceEvent],
+    full_results: Mapping[str, str],
+    answer: Mapping[str, Any],
+    *,
+    max_chars: int,
+    evidence_windows: bool = True,
+) -> Transcript:
+    terms = answer_terms(answer) if evidence_windows else []
+    denied = {event.call_id for event in trace if event.type == "tool_denied"}
+    last_model_call = max((event.seq for event in trace if event.type == "llm_call"), default=0)
+    entries: list[str] = []
+    truncated = cut_by_runtime = 0
+    shortened: list[tuple[str, str]] = []
+    for event in trace:
+        if event.type == "tool_call":
+            entries.append(f"[{len(entries) + 1}] call {event.name} {_arguments(event.args)}")
+        elif event.type == "tool_denied":
+            entries.append(f"[{len(entries) + 1}] refused {event.name}: {event.reason}")
+        elif event.type == "tool_result" and event.call_id not in denied:
+            whole = full_results.get(event.call_id or "")
+            source = whole if whole is not None else event.content or ""
+            shown = select_windows(source, terms, max_chars) if terms else head_only(source, max_chars)
+            runtime_cut = whole is None and event.was_capped
+            cut = runtime_cut or shown != source
+            truncated += cut
+            cut_by_runtime += runtime_cut
+            if shown != source:
+                shortened.append((source, shown))
+            status = "error" if event.is_error else "ok"
+            entries.append(f"[{len(entries) + 1}] result {event.name} ({status}): {shown}")
+        elif event.type == "text" and event.seq < last_model_call and event.content:
+            shown = head_only(event.content, max_chars)
+            truncated += shown != event.content
+            entries.append(f"[{len(entries) + 1}] agent: {shown}")
+    return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened))
+
+
+def _arguments(args: Mapping[str, Any] | None) -> str:
+    text = json.dumps(dict(args or {}), ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= ARGUMENTS_MAX_CHARS else text[:ARGUMENTS_MAX_CHARS] + "…"
