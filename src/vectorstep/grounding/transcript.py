@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
-from vectorstep.grounding.evidence import answer_terms, head_only, select_windows
+from vectorstep.grounding.evidence import head_only, select_windows
 
 ARGUMENTS_MAX_CHARS = 300
 
@@ -28,7 +28,8 @@ class Transcript:
 
     def hides(self, term: str) -> bool:
         """True when `term` is in a tool result but not in what the reader was shown of it."""
-        return any(term in whole and term not in shown for whole, shown in self.shortened)
+        term = term.lower()
+        return any(term in whole.lower() and term not in shown.lower() for whole, shown in self.shortened)
 
     @property
     def text(self) -> str:
@@ -43,7 +44,6 @@ def build_transcript(
     max_chars: int,
     evidence_windows: bool = True,
 ) -> Transcript:
-    terms = answer_terms(answer) if evidence_windows else []
     denied = {event.call_id for event in trace if event.type == "tool_denied"}
     last_model_call = max((event.seq for event in trace if event.type == "llm_call"), default=0)
     entries: list[str] = []
@@ -57,7 +57,7 @@ def build_transcript(
         elif event.type == "tool_result" and event.call_id not in denied:
             whole = full_results.get(event.call_id or "")
             source = whole if whole is not None else event.content or ""
-            shown = select_windows(source, terms, max_chars) if terms else head_only(source, max_chars)
+            shown = select_windows(source, answer, max_chars) if evidence_windows else head_only(source, max_chars)
             runtime_cut = whole is None and event.was_capped
             cut = runtime_cut or shown != source
             truncated += cut

@@ -1,0 +1,103 @@
+"""The judge's transcript: ordered entries within a budget, marked cuts, and evidence windows."""
+
+from __future__ import annotations
+
+from vectorstep.domain.trace import TraceEvent, cap_text
+from vectorstep.grounding.evidence import answer_terms, head_only, select_windows
+from vectorstep.grounding.transcript import build_transcript
+
+LOG = "\n".join(
+    [f"2026-06-12T14:{minute:02d}:00Z INFO checkout request ok latency_ms=42" for minute in range(60)]
+    + ["2026-06-12T14:02:17Z ERROR payments-client: connection pool exhausted (16/16) pod=checkout-7d9f6b5c4-x2kqp"]
+    + [f"2026-06-12T15:{minute:02d}:00Z INFO checkout request ok latency_ms=40" for minute in range(40)]
+)
+ANSWER = {
+    "confidence": 0.9,
+    "summary": "Pool exhausted on checkout-7d9f6b5c4-x2kqp since 14:02: 'connection pool exhausted'",
+    "next_step_context": "",
+    "raw_response": {"ignored": "999999"},
+}
+
+
+def event(type_: str, seq: int, **fields: object) -> TraceEvent:
+    return TraceEvent(type=type_, seq=seq, ts="2026-06-12T14:10:00+00:00", **fields)  # type: ignore[arg-type]
+
+
+def test_terms_are_the_concrete_things_the_answer_states() -> None:
+    terms = answer_terms({**ANSWER, "error_rate": "4.2%", "took": "1.89s"})
+    for expected in ("checkout-7d9f6b5c4-x2kqp", "14:02", "connection pool exhausted", "4.2", "0.042", "1.89"):
+        assert expected in terms
+    assert "999999" not in terms  # raw_response is not part of the answer
+    assert "0.9" not in terms  # nor is the confidence
+
+
+def test_a_rounded_figure_in_the_answer_finds_the_precise_one_in_the_result() -> None:
+    text = "\n".join(f'{{"t": {n}, "v": "0.00{n}1"}}' for n in range(300)) + '\n{"t": 999, "v": "0.04118773946360153"}'
+    shown = select_windows(text, {"summary": "the miss ratio reached 4.12% at the top of the hour"}, 600)
+    assert "0.04118773946360153" in shown and len(shown) <= 600
+
+
+def test_windows_keep_the_decisive_line_that_head_truncation_cuts() -> None:
+    budget = 1500
+    windowed = select_windows(LOG, ANSWER, budget)
+    head = head_only(LOG, budget)
+    decisive = "payments-client: connection pool exhausted (16/16) pod=checkout-7d9f6b5c4-x2kqp"
+    assert len(windowed) <= budget and len(head) <= budget
+    assert decisive in windowed and decisive not in head
+    assert windowed.startswith(LOG[:200])  # the head stays: it shows the format of the output
+    assert "characters omitted] …" in windowed
+
+
+def test_a_short_result_is_left_whole() -> None:
+    assert select_windows("short result", ["short"], 1500) == "short result"
+
+
+def test_the_transcript_orders_entries_and_counts_each_cut() -> None:
+    trace = [
+        event("llm_call", 1, model="m"),
+        event("thinking", 2, content="private reasoning"),
+        event("text", 3, content="Let me look at the logs."),
+        event("tool_call", 4, call_id="c1", name="logs__search", args={"service": "checkout", "q": "x" * 400}),
+        event("tool_call", 5, call_id="c2", name="k8s__delete_pod", args={"pod": "p"}),
+        event("tool_denied", 6, call_id="c2", name="k8s__delete_pod", reason="not granted"),
+        event("tool_result", 7, call_id="c2", name="k8s__delete_pod", content="refused", is_error=True),
+        event(
+            "tool_result",
+            8,
+            call_id="c1",
+            name="logs__search",
+            content=cap_text(LOG, 3000)[0],
+            is_error=False,
+            original_chars=len(LOG),
+        ),
+        event("llm_call", 9, model="m"),
+        event("text", 10, content='{"confidence": 0.9}'),
+    ]
+    transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=1500)
+    lines = [entry.split(" ", 2)[:2] for entry in transcript.entries]
+    assert lines == [["[1]", "agent:"], ["[2]", "call"], ["[3]", "call"], ["[4]", "refused"], ["[5]", "result"]]
+    assert "private reasoning" not in transcript.text and '{"confidence": 0.9}' not in transcript.text
+    assert transcript.entries[1].endswith("…") and len(transcript.entries[1]) < 400
+    assert transcript.truncated_events == 1 and transcript.cut_by_runtime == 0
+    assert "pod=checkout-7d9f6b5c4-x2kqp" in transcript.entries[4]  # found in the whole result, kept in memory
+    assert not transcript.hides("checkout-7d9f6b5c4-x2kqp")
+
+
+def test_without_the_whole_result_the_runtime_cut_is_counted_and_named() -> None:
+    capped, original = cap_text(LOG, 500)
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={}),
+        event("tool_result", 2, call_id="c1", name="logs__search", content=capped, original_chars=original),
+    ]
+    transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)  # a remote gateway sends only its copy
+    assert transcript.truncated_events == 1 and transcript.cut_by_runtime == 1
+
+
+def test_plain_head_truncation_when_evidence_windows_are_off() -> None:
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={}),
+        event("tool_result", 2, call_id="c1", name="logs__search", content=LOG),
+    ]
+    transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=1000, evidence_windows=False)
+    assert "pool exhausted" not in transcript.entries[1]
+    assert transcript.hides("connection pool exhausted")
