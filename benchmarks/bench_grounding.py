@@ -50,16 +50,30 @@ def trace_of(case: dict[str, Any]) -> tuple[list[TraceEvent], dict[str, str]]:
     return events, whole
 
 
-def visible_share(cases: list[dict[str, Any]], budget: int, windows: bool) -> tuple[int, int]:
+def visible_share(
+    cases: list[dict[str, Any]], budget: int, windows: bool, *, only_beyond_head: bool = False
+) -> tuple[int, int]:
+    """(true claims whose evidence the judge sees whole, true claims counted).
+
+    `only_beyond_head` counts only the claims whose evidence head truncation would hide.
+    """
     visible = total = 0
     for case in cases:
         events, whole = trace_of(case)
         text = build_transcript(events, whole, case["answer"], max_chars=budget, evidence_windows=windows).text
         for claim in case["claims"]:
-            if claim["supported"]:
-                total += 1
-                visible += all(evidence in text for evidence in claim["evidence"])
+            if not claim["supported"]:
+                continue
+            if only_beyond_head and all(_within_head(case, evidence, budget) for evidence in claim["evidence"]):
+                continue
+            total += 1
+            visible += all(evidence in text for evidence in claim["evidence"])
     return visible, total
+
+
+def _within_head(case: dict[str, Any], evidence: str, budget: int) -> bool:
+    result = next(call["result"] for call in case["tool_calls"] if evidence in call["result"])
+    return len(result) <= budget or result.find(evidence) + len(evidence) <= budget - 60
 
 
 def judge_request_chars(case: dict[str, Any], budget: int, instructions: str) -> int:
@@ -87,6 +101,11 @@ def main() -> None:
     instructions = JUDGE_INSTRUCTIONS.read_text(encoding="utf-8") if JUDGE_INSTRUCTIONS.exists() else ""
     head_visible, total = visible_share(cases, args.budget, windows=False)
     window_visible, _ = visible_share(cases, args.budget, windows=True)
+    # Traces 16-40 were written after the window selection was designed on 01-15: a hold-out.
+    held_out = cases[15:]
+    held_head, held_total = visible_share(held_out, args.budget, windows=False)
+    held_windows, _ = visible_share(held_out, args.budget, windows=True)
+    beyond_windows, beyond_total = visible_share(cases, args.budget, windows=True, only_beyond_head=True)
     requests = [judge_request_chars(case, args.budget, instructions) for case in cases]
     results_longer = sum(len(call["result"]) > args.budget for case in cases for call in case["tool_calls"])
     results = sum(len(case["tool_calls"]) for case in cases)
@@ -103,6 +122,11 @@ def main() -> None:
         "true_claims": total,
         "evidence_visible_head_truncation": round(head_visible / total, 3),
         "evidence_visible_evidence_windows": round(window_visible / total, 3),
+        "held_out_true_claims": held_total,
+        "held_out_visible_head_truncation": round(held_head / held_total, 3),
+        "held_out_visible_evidence_windows": round(held_windows / held_total, 3),
+        "claims_with_evidence_past_the_head": beyond_total,
+        "of_those_visible_with_windows": round(beyond_windows / beyond_total, 3),
         "judge_request_chars_median": int(statistics.median(requests)),
         "judge_request_chars_max": max(requests),
         "judge_request_chars_median_small_traces": int(statistics.median(small)) if small else None,

@@ -13,6 +13,7 @@ from vectorstep.cli.common import config_option, reports_errors, run_async, sett
 from vectorstep.cli.output import STATUS_STYLES, Output
 from vectorstep.cli.run import read_context, runnable_pipeline, session
 from vectorstep.cli.show import print_run
+from vectorstep.cli.trust_panel import print_trust_panel
 from vectorstep.domain.records import RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.errors import ConfigError
@@ -39,6 +40,18 @@ SCENARIOS = (
         "A cart latency alert through the same pipeline: the evidence does not add up",
         "checkout-5xx",
         "payloads/cart-latency.json",
+        RunStatus.ESCALATED,
+    ),
+    Scenario(
+        "The trust vector: a rollback is authorised only when grounding backs every claim",
+        "trust-vector-remediation",
+        "payloads/trust-grounded.json",
+        RunStatus.COMPLETED,
+    ),
+    Scenario(
+        "The same authorisation, confidently argued but not backed by its tool results",
+        "trust-vector-remediation",
+        "payloads/trust-ungrounded.json",
         RunStatus.ESCALATED,
     ),
 )
@@ -79,6 +92,9 @@ def demo_command(config_path: Path | None) -> int:
                 out.line(f"{number}/{len(SCENARIOS)}  {scenario.title}", style="bold cyan")
                 record = await run(loaded, context)
                 print_run(record, out)
+                for step in record.steps:
+                    if step.trust_report and step.trust_report.get("mode") == "enforced":
+                        print_trust_panel(step, out)
                 out.line(_explain(record), style=STATUS_STYLES.get(record.status.value))
                 records.append(record)
         return records

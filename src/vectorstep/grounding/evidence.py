@@ -24,6 +24,7 @@ _TOKEN = re.compile(
     | \b\d+(?:\.\d+)?(?:%|[A-Za-z]+\b)                      # quantities: 4.2%, 1.89s, 512Mi, 3x
     | [A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)+                 # ids, names, versions, paths, hosts
     | \b[0-9a-f]{6,40}\b                                    # hashes
+    | \d{1,3}(?:,\d{3})+(?:\.\d+)?%?                         # 1,204,331
     | \d+(?:\.\d+)?%?                                       # numbers and percentages
     | \b[A-Za-z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b         # CamelCase and MixedCase names
     """,
@@ -31,7 +32,8 @@ _TOKEN = re.compile(
 )
 _QUOTED = re.compile(r"[\"'`\u201c\u2018]([^\"'`\u201d\u2019\n]{6,120})[\"'`\u201d\u2019]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# Unsigned: in "1040-1455" the dash is a range, not a sign. 1,204,331 is one number.
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _STOPWORDS = frozenset(
     [
         "that",
@@ -160,7 +162,8 @@ def _variants(token: str) -> list[Term]:
     if not token[:1].isdigit() or token.count(".") > 1 or ":" in token:  # names, ids, IPs, versions, times
         return [Term(token.lower(), STRONG)] if _specific(token) else []
     percent = token.endswith("%")
-    for number in _NUMBER.findall(token):
+    for written in _NUMBER.findall(token):
+        number = written.replace(",", "")
         decimals = len(number.split(".")[1]) if "." in number else 0
         if _specific(number) or percent:
             terms.append(Term(number, STRONG, float(number), decimals))
@@ -252,11 +255,23 @@ def _candidates(text: str, terms: list[Term], head_end: int) -> list[tuple[Windo
     return [(segment, found, weights) for segment, found in zip(segments, holds, strict=True) if found]
 
 
+def mentions(text: str, term: str) -> bool:
+    """Whether `text` states `term` (an answer term): a number as a number, anything else as written."""
+    plain = term.replace(",", "")
+    if _NUMBER.fullmatch(plain):
+        decimals = len(plain.split(".")[1]) if "." in plain else 0
+        return _holds(text.lower(), Term(plain, STRONG, float(plain), decimals))
+    return term.lower() in text.lower()
+
+
 def _holds(segment: str, term: Term) -> bool:
     if term.number is None:
         return term.text in segment
     for match in _NUMBER.finditer(segment):
-        found = match.group(0)
+        start, end = match.span()
+        if (start and segment[start - 1].isalnum()) or (end < len(segment) and segment[end].isalpha()):
+            continue  # part of an id or a hash, not a figure
+        found = match.group(0).replace(",", "")
         if found == term.text or (term.decimals and found.startswith(term.text)):
             return True
         if "." in found and round(float(found), term.decimals) == round(term.number, term.decimals):

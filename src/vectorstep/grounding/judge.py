@@ -24,10 +24,12 @@ from vectorstep.templating import render_strict
 
 
 def answer_for_review(result: ExecutionResult) -> dict[str, Any]:
-    """The primary's answer as a reviewer sees it: without `raw_response` and `artifacts`."""
+    """The primary's answer as a reviewer sees it: without `raw_response`, `artifacts` and empty fields."""
     answer = result.output.as_context()
     answer.pop("artifacts", None)
-    return answer
+    if answer.get("proceed") is True:
+        del answer["proceed"]  # the default says nothing
+    return {key: value for key, value in answer.items() if value not in (None, "", [], {})}
 
 
 async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: Ask) -> GroundingOutcome:

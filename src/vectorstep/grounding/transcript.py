@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
-from vectorstep.grounding.evidence import head_only, select_windows
+from vectorstep.grounding.evidence import head_only, mentions, select_windows
 
 ARGUMENTS_MAX_CHARS = 300
 
@@ -28,8 +28,7 @@ class Transcript:
 
     def hides(self, term: str) -> bool:
         """True when `term` is in a tool result but not in what the reader was shown of it."""
-        term = term.lower()
-        return any(term in whole.lower() and term not in shown.lower() for whole, shown in self.shortened)
+        return any(mentions(whole, term) and not mentions(shown, term) for whole, shown in self.shortened)
 
     @property
     def text(self) -> str:
@@ -47,10 +46,12 @@ def build_transcript(
     denied = {event.call_id for event in trace if event.type == "tool_denied"}
     last_model_call = max((event.seq for event in trace if event.type == "llm_call"), default=0)
     entries: list[str] = []
+    call_entry: dict[str | None, int] = {}  # results arrive in the order they finish: name the call
     truncated = cut_by_runtime = 0
     shortened: list[tuple[str, str]] = []
     for event in trace:
         if event.type == "tool_call":
+            call_entry[event.call_id] = len(entries) + 1
             entries.append(f"[{len(entries) + 1}] call {event.name} {_arguments(event.args)}")
         elif event.type == "tool_denied":
             entries.append(f"[{len(entries) + 1}] refused {event.name}: {event.reason}")
@@ -65,7 +66,8 @@ def build_transcript(
             if shown != source:
                 shortened.append((source, shown))
             status = "error" if event.is_error else "ok"
-            entries.append(f"[{len(entries) + 1}] result {event.name} ({status}): {shown}")
+            of = f" of [{call_entry[event.call_id]}]" if event.call_id in call_entry else ""
+            entries.append(f"[{len(entries) + 1}] result{of} {event.name} ({status}): {shown}")
         elif event.type == "text" and event.seq < last_model_call and event.content:
             shown = head_only(event.content, max_chars)
             truncated += shown != event.content

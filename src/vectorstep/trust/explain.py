@@ -44,7 +44,8 @@ def _verifier_lines(verifier: Mapping[str, Any] | None, signals: Mapping[str, An
     if verifier.get("score") is None:
         return [f"The {verifier.get('mode')} verifier{who} gave no score ({verifier.get('error')}), so S was kept."]
     score, before, after = verifier["score"], signals.get("S"), signals.get("S_after_V")
-    opening = f"A {verifier.get('mode')} verifier{who} gave {_num(score)} (V)."
+    mode = str(verifier.get("mode"))
+    opening = f"{'An' if mode[:1] in 'aeiou' else 'A'} {mode} verifier{who} gave {_num(score)} (V)."
     if verifier.get("combination_strategy") == "minimum":
         return [
             f"{opening} With the minimum strategy, trust became min({_num(before)}, {_num(score)}) = {_num(after)}."
@@ -96,10 +97,13 @@ def _grounding_lines(grounding: Mapping[str, Any] | None, signals: Mapping[str, 
             f"The agent's self-report and its evidence diverge: |G − S| = {divergence['gap']:.2f} "
             f"(flagged at {divergence['threshold']:g} or more)."
         )
-    if grounding.get("truncated_events"):
+    flagged = [claim for claim in claims if claim.get("possible_truncation_artefact")]
+    if flagged:
+        count = grounding.get("truncated_events")
         lines.append(
-            f"{grounding['truncated_events']} transcript entries were shortened for the judge; an unsupported "
-            f"claim may be a truncation artefact (raise {grounding.get('setting_to_raise')})."
+            f"{count} transcript {'entry was' if count == 1 else 'entries were'} shortened for the judge, and "
+            f"{len(flagged)} unsupported {'claim' if len(flagged) == 1 else 'claims'} may be a truncation "
+            f"artefact rather than a hallucination (raise {grounding.get('setting_to_raise')})."
         )
     enforce = grounding.get("enforce")
     if enforce is None:
