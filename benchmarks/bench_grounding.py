@@ -109,11 +109,6 @@ def main() -> None:
     requests = [judge_request_chars(case, args.budget, instructions) for case in cases]
     results_longer = sum(len(call["result"]) > args.budget for case in cases for call in case["tool_calls"])
     results = sum(len(case["tool_calls"]) for case in cases)
-    small = [
-        size
-        for case, size in zip(cases, requests, strict=True)
-        if sum(len(c["result"]) for c in case["tool_calls"]) <= 3 * args.budget
-    ]
     result = {
         "budget_chars_per_entry": args.budget,
         "traces": len(cases),
@@ -129,7 +124,6 @@ def main() -> None:
         "of_those_visible_with_windows": round(beyond_windows / beyond_total, 3),
         "judge_request_chars_median": int(statistics.median(requests)),
         "judge_request_chars_max": max(requests),
-        "judge_request_chars_median_small_traces": int(statistics.median(small)) if small else None,
         "judge_instructions_chars": len(instructions),
     }
     out = Path(__file__).parent / "results" / "grounding.json"
