@@ -84,3 +84,32 @@ async def test_an_interrupted_run_is_recorded_as_interrupted_not_left_running(
     stored = await runs.get_run(run.run_id)
     assert stored.status is RunStatus.INTERRUPTED and stored.error == "the run was interrupted"
     assert [(step.name, step.status) for step in stored.steps] == [("first", StepStatus.COMPLETED)]
+
+
+async def test_tokens_of_every_attempt_and_iteration_are_counted(project: ProjectDir) -> None:
+    project.scripted_agent("drafter", answer(0.5, "never quite sure"))
+    project.pipeline(
+        "p",
+        {
+            "name": "p",
+            "steps": [
+                {
+                    "name": "draft",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "drafter"},
+                    "prompt_template": "Draft {{ loop.iteration }}",
+                    "on_low_confidence": "proceed",
+                    "loop_until": {"confidence": 0.9, "max_iterations": 3},
+                }
+            ],
+        },
+    )
+    project.settings({})
+    loaded = load_project(load_settings(project.config))
+    async with Engine(loaded, clock=FakeClock()) as engine:
+        run = await engine.run(loaded.pipelines["p"].spec, manual_context(FakeClock().now()))
+    (step,) = run.steps
+    last_call = next(event for event in step.trace if event.type == "llm_call")
+    assert step.iterations == 3
+    assert step.input_tokens == 3 * (last_call.input_tokens or 0)  # the same prompt size three times
+    assert run.input_tokens == step.input_tokens

@@ -86,3 +86,17 @@ def test_writing_the_folder_name_as_name_is_the_same_version(project: ProjectDir
     implicit = load_agent(project.root / "agents" / "triage").version
     project.agent("triage", {"name": "triage", "model": "scripted", "script": [answer(0.9)]})
     assert load_agent(project.root / "agents" / "triage").version == implicit
+
+
+def test_agent_reference_problems_name_their_line(project: ProjectDir) -> None:
+    from vectorstep.spec.project import check_agents
+    from vectorstep.spec.settings import load_settings
+
+    project.agent(
+        "a", "model: gpt-4\nmodel_fallbacks: [scripted, opnai/x]\ntools:\n  - metrics\n  - {logs: [search]}\n"
+    )
+    project.settings({"mcp_servers": {"metrics": {"command": "x"}}})
+    agents, problems = load_agents(project.root / "agents")
+    assert problems == []
+    found = {(p.line, p.key_path) for p in check_agents(agents, load_settings(project.config))}
+    assert found == {(1, "model"), (2, "model_fallbacks[1]"), (5, "tools[1]")}

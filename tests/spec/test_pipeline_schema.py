@@ -334,3 +334,12 @@ def test_a_parallel_branch_refuses_keys_it_would_ignore(tmp_path: Path) -> None:
     (problem,) = problems_of(tmp_path, text)
     assert problem.key_path == "steps[0].parallel.steps[0].on_low_confidence"
     assert "unknown key" in problem.message and "weight" in problem.message
+
+
+def test_a_verifier_band_that_can_never_fire_is_refused(tmp_path: Path) -> None:
+    text = (
+        "name: p\nsteps:\n  - name: s\n    executor: gateway\n    executor_config: {agent: a}\n"
+        "    verifier:\n      executor_config: {agent: c}\n      trigger: {confidence_above: 0.9, confidence_below: 0.5}\n"
+    )
+    (problem,) = problems_of(tmp_path, text)
+    assert problem.key_path == "steps[0].verifier.trigger" and "never fires" in problem.message

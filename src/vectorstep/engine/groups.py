@@ -55,7 +55,10 @@ async def evaluate_parallel(
     frame = _Frame(run_id, group.name, index, "parallel", started_at, started, clock)
     if group.when is not None and not _holds(group.when, context, frame):
         return frame.skipped()
-    plans = [StepPlan.of_branch(f"{group.name}/{branch.name}", index, branch, branch.when) for branch in group.steps]
+    gate = (group.confidence_threshold, group.on_low_confidence)
+    plans = [
+        StepPlan.of_branch(f"{group.name}/{branch.name}", index, branch, gate, branch.when) for branch in group.steps
+    ]
     weights = {plan.name: branch.weight for plan, branch in zip(plans, group.steps, strict=True)}
     branches = await _run_branches(plans, [context] * len(plans), group.timeout_seconds, evaluate_plan)
     return frame.joined(branches, weights, group.join, group.confidence_threshold, group.on_low_confidence)
@@ -85,7 +88,8 @@ async def evaluate_fan_out(
         return frame.empty(fan_out.on_empty)
     # `timeout_seconds` of a fan-out bounds the whole group, not each branch's attempts.
     work = fan_out.model_copy(update={"timeout_seconds": None})
-    plans = [StepPlan.of_branch(f"{fan_out.name}/{position}", index, work) for position in range(len(items))]
+    gate = (fan_out.confidence_threshold, fan_out.on_low_confidence)
+    plans = [StepPlan.of_branch(f"{fan_out.name}/{position}", index, work, gate) for position in range(len(items))]
     contexts = [
         {**context, fan_out.as_: item, "fan_out_index": position, "fan_out_total": len(items)}
         for position, item in enumerate(items)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vectorstep.clock import Clock
-from vectorstep.domain.execution import ExecutionResult
+from vectorstep.domain.execution import ExecutionResult, ModelUsage, Usage
 from vectorstep.errors import ExecutorError, ExecutorTimeout
 from vectorstep.executors.base import Executor, StepCall
 from vectorstep.runtime.protocol import TraceListener
@@ -31,6 +31,7 @@ class PrimaryOutcome:
     attempts: int = 0
     iterations: int = 0
     warnings: list[str] = field(default_factory=list)
+    spent: Usage = field(default_factory=Usage)  # every attempt and iteration, not only the last
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ async def run_primary(call: PrimaryCall, loop_target: float | None, max_iteratio
         outcome.warnings.extend(warning for warning in warnings if warning not in outcome.warnings)
         outcome.prompt = prompt
         outcome.iterations = iteration
-        result, error, attempts = await _with_retry(call, prompt, context)
+        result, error, attempts, spent = await _with_retry(call, prompt, context)
         outcome.attempts += attempts
+        outcome.spent = _combined(outcome.spent, spent)
         outcome.result, outcome.error = result, error
         if result is None or loop_target is None or result.output.confidence >= loop_target:
             break
@@ -87,15 +89,22 @@ async def run_primary(call: PrimaryCall, loop_target: float | None, max_iteratio
 
 async def _with_retry(
     call: PrimaryCall, prompt: str, context: Mapping[str, Any]
-) -> tuple[ExecutionResult | None, ExecutorError | None, int]:
+) -> tuple[ExecutionResult | None, ExecutorError | None, int, Usage]:
     retry = call.work.retry
     attempts = retry.attempts if retry is not None else 1
     error: ExecutorError | None = None
+    spent = Usage()
     for attempt in range(1, attempts + 1):
         try:
-            return await _attempt(call, prompt, context), None, attempt
+            result = await _attempt(call, prompt, context)
         except ExecutorError as failure:
             error = failure
+            details = failure.details
+            if details is not None and (details.input_tokens or details.output_tokens):
+                usage = ModelUsage(details.input_tokens, details.output_tokens, requests=1)
+                spent = spent.add(details.model or "unknown", usage)
+        else:
+            return result, None, attempt, _combined(spent, result.usage)
         if attempt < attempts and retry is not None:
             delay = retry.delay_seconds * (2 ** (attempt - 1) if retry.backoff == "exponential" else 1)
             await call.log(
@@ -103,7 +112,13 @@ async def _with_retry(
                 f"attempt {attempt} of {attempts} failed ({error.kind}: {error.message[:200]}); retrying in {delay:g}s",
             )
             await call.clock.sleep(delay)
-    return None, error, attempts
+    return None, error, attempts, spent
+
+
+def _combined(first: Usage, second: Usage) -> Usage:
+    for model, usage in second.by_model.items():
+        first = first.add(model, usage)
+    return first
 
 
 async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any]) -> ExecutionResult:

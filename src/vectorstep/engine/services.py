@@ -43,10 +43,13 @@ class Engine:
         runtime: AgentRuntime | None = None,
     ) -> None:
         if runtime is None and project.settings.spec.gateway.mode != "embedded":
-            raise ConfigError.single(
-                project.settings.source,
-                "gateway mode 'remote' is not available in this version yet; use `gateway: {mode: embedded}`",
-                key_path="gateway.mode",
+            raise ConfigError(
+                [
+                    project.settings.problem(
+                        ("gateway", "mode"),
+                        "gateway mode 'remote' is not available in this version yet; use `gateway: {mode: embedded}`",
+                    )
+                ]
             )
         self.project = project
         self.clock = clock or SystemClock()

@@ -44,12 +44,13 @@ class Assessment:
     report: dict[str, Any] | None
 
 
-async def assess(
+async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and where to call from
     work: TrustedWorkSpec,
     primary: ExecutionResult,
     threshold: float,
     on_low_confidence: OnLowConfidence,
     side: SideCallContext,
+    gated: bool = True,
 ) -> Assessment:
     verifier = await _verifier(work, primary, side)
     grounding = await _grounding(work, primary, side)
@@ -66,7 +67,7 @@ async def assess(
     )
     report = None
     if needs_report(work):
-        configuration = step_configuration(work, threshold, on_low_confidence)
+        configuration = step_configuration(work, threshold, on_low_confidence, gated_by_group=not gated)
         report = build_report(decision, configuration, verifier=verifier, grounding=grounding)
     return Assessment(decision, verifier, grounding, report)
 

@@ -48,6 +48,7 @@ class StepPlan:
     loop_until: LoopUntilSpec | None = None
     confidence_threshold: float = 0.0
     on_low_confidence: OnLowConfidence = "proceed"
+    gated: bool = True  # False for a branch: its group is gated once, on the joined value
 
     @classmethod
     def of_step(cls, step: StepSpec, index: int) -> StepPlan:
@@ -62,9 +63,17 @@ class StepPlan:
         )
 
     @classmethod
-    def of_branch(cls, name: str, index: int, work: TrustedWorkSpec, when: str | None = None) -> StepPlan:
+    def of_branch(
+        cls,
+        name: str,
+        index: int,
+        work: TrustedWorkSpec,
+        group: tuple[float, OnLowConfidence],
+        when: str | None = None,
+    ) -> StepPlan:
         """A branch is not gated on its own: its combined trust enters the group's join."""
-        return cls(name=name, index=index, work=work, when=when)
+        threshold, on_low_confidence = group
+        return cls(name, index, work, when, None, threshold, on_low_confidence, gated=False)
 
 
 @dataclass
@@ -116,7 +125,7 @@ async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnv
         return builder.failed(failure.kind, failure.message, executor_error=failure)
     result = primary.result
     side = SideCallContext(env.run_id, plan.name, env.stage, env.executors, env.pricing, context)
-    assessment = await assess(step, result, plan.confidence_threshold, plan.on_low_confidence, side)
+    assessment = await assess(step, result, plan.confidence_threshold, plan.on_low_confidence, side, plan.gated)
     if result.truncated:
         builder.warnings.append("the agent's answer was cut off by max_tokens (stop reason: length)")
     return builder.decided(result, assessment)
@@ -155,6 +164,8 @@ class _RecordBuilder:
             "prompt": primary.prompt if primary else None,
             "prompt_hash": primary.prompt_hash if primary else prompt_hash(self.plan.work.prompt_template),
             "attempts": primary.attempts if primary else 0,
+            "input_tokens": primary.spent.input_tokens if primary else 0,
+            "output_tokens": primary.spent.output_tokens if primary else 0,
             "iterations": primary.iterations if primary else 0,
             "warnings": [*(primary.warnings if primary else []), *self.warnings],
         }
@@ -172,17 +183,22 @@ class _RecordBuilder:
                 model=details.model,
                 provider=details.provider,
                 agent_version=details.agent_version,
-                input_tokens=details.input_tokens,
-                output_tokens=details.output_tokens,
                 raw_output=details.response_text,
             )
+        if self.primary is not None:
+            fields["cost"] = cost_of(self.env.pricing, fields.get("provider"), self.primary.spent)
         if isinstance(executor_error, LLMParseError | LLMSchemaError):
             fields["raw_output"] = executor_error.raw_text  # the whole text, not the snippet in the message
         return StepEvaluation(StepRecord(**fields), warnings=self.warnings)
 
     def decided(self, result: ExecutionResult, assessment: Assessment) -> StepEvaluation:
         decision = assessment.decision
-        fields = self._base(status_for(decision, result.output.proceed))
+        spent = self.primary.spent if self.primary is not None else result.usage
+        if self.plan.gated:
+            status = status_for(decision, result.output.proceed)
+        else:
+            status = StepStatus.COMPLETED if result.output.proceed else StepStatus.STOPPED
+        fields = self._base(status)
         output = result.output.as_context()
         fields.update(_attribution(assessment))
         fields.update(
@@ -196,13 +212,11 @@ class _RecordBuilder:
             combined_trust=decision.combined_trust,
             gate_outcome=decision.outcome.value,
             trace=result.trace,
-            input_tokens=result.usage.input_tokens,
-            output_tokens=result.usage.output_tokens,
             trust_report=assessment.report,
             grounding_score=assessment.grounding.score if assessment.grounding else None,
             cost=total_cost(
-                cost_of(self.env.pricing, result.provider, result.usage),
-                result.usage,
+                cost_of(self.env.pricing, result.provider, spent),
+                spent,
                 assessment.verifier.call if assessment.verifier else None,
                 assessment.grounding.call if assessment.grounding else None,
             ),

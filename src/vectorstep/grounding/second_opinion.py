@@ -33,9 +33,13 @@ async def ask_softly(ask: Ask, prompt: str, timeout_seconds: float, what: str, a
     timed_out = f"{what} call timed out after {timeout_seconds:g}s"
     try:
         async with asyncio.timeout(timeout_seconds):
-            result = await ask(prompt, timeout_seconds)
-    except (TimeoutError, ExecutorTimeout):
+            # The executor gets a little longer, so that our own limit is the one that fires and
+            # says so, unless a shorter runtime limit (`limits.max_run_seconds`) fires first.
+            result = await ask(prompt, timeout_seconds + 1.0)
+    except TimeoutError:
         return Opinion(None, timed_out, attribution())
+    except ExecutorTimeout as error:  # a runtime limit (limits.max_run_seconds) may be the shorter one
+        return Opinion(None, f"{what} call timed out: {error.message}", attribution())
     except (LLMParseError, LLMSchemaError) as error:
         details = error.details
         return Opinion(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.agent import AgentSpec
 from vectorstep.spec.base import validate_document
-from vectorstep.spec.source import display_path, load_document
+from vectorstep.spec.source import KeyPath, SourceMap, display_path, format_key_path, load_document
 
 INSTRUCTION_FILES = ("instructions.md", "soul.md")
 
@@ -25,10 +25,15 @@ class AgentDefinition:
     instructions: str
     folder: Path
     version: str
+    locations: SourceMap | None = field(default=None, compare=False, repr=False)
 
     @property
     def file(self) -> str:
         return display_path(self.folder / "agent.yaml")
+
+    def problem(self, key_path: KeyPath, message: str) -> Problem:
+        line = self.locations.locate(key_path).line if self.locations is not None else None
+        return Problem(self.file, line, format_key_path(key_path), message)
 
 
 def normalise_instructions(text: str) -> str:
@@ -55,7 +60,8 @@ def agent_version(spec: AgentSpec, instructions: str, name: str) -> str:
 
 def load_agent(folder: Path, *, environ: Mapping[str, str] | None = None) -> AgentDefinition:
     agent_file = folder / "agent.yaml"
-    spec = validate_document(AgentSpec, load_document(agent_file, environ=environ))
+    document = load_document(agent_file, environ=environ)
+    spec = validate_document(AgentSpec, document)
     name = spec.name or folder.name
     if spec.name is not None and spec.name != folder.name:
         raise ConfigError.single(
@@ -81,6 +87,7 @@ def load_agent(folder: Path, *, environ: Mapping[str, str] | None = None) -> Age
         instructions=normalise_instructions(instructions),
         folder=folder,
         version=agent_version(spec, instructions, name),
+        locations=document.source,
     )
 
 

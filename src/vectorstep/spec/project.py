@@ -89,30 +89,36 @@ def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> l
     problems: list[Problem] = []
     servers = sorted(settings.spec.mcp_servers)
     for agent in agents.values():
-        for model in (agent.spec.model, *agent.spec.model_fallbacks):
+        models: list[tuple[KeyPath, str]] = [(("model",), agent.spec.model)]
+        models += [(("model_fallbacks", index), model) for index, model in enumerate(agent.spec.model_fallbacks)]
+        for key, model in models:
             prefix = model.split("/", 1)[0]
             if model != "scripted" and ("/" not in model or prefix not in MODEL_PREFIXES):
                 problems.append(
-                    Problem(
-                        agent.file,
-                        None,
-                        "model",
+                    agent.problem(
+                        key,
                         f"unknown model {model!r}; write <provider>/<model> with a provider of "
                         f"{', '.join(MODEL_PREFIXES)}, or `scripted`",
                     )
                 )
-        for server in agent.spec.tool_grants():
+        for index, server in enumerate(agent.spec.tool_grants()):
             if server not in settings.spec.mcp_servers:
                 problems.append(
-                    Problem(
-                        agent.file,
-                        None,
-                        "tools",
+                    agent.problem(
+                        ("tools", _tool_entry(agent, server, index)),
                         f"tool server {server!r} is not configured in mcp_servers{did_you_mean(server, servers)}"
                         f" (configured: {', '.join(servers) or 'none'})",
                     )
                 )
     return problems
+
+
+def _tool_entry(agent: AgentDefinition, server: str, fallback: int) -> int:
+    """The index in `tools:` that names `server`, for the error's line."""
+    for index, entry in enumerate(agent.spec.tools):
+        if entry == server or (isinstance(entry, dict) and server in entry):
+            return index
+    return fallback
 
 
 def check_references(

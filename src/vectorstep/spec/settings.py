@@ -5,13 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from vectorstep.errors import ConfigError
+from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.base import validate_document
 from vectorstep.spec.service import ServiceSpec, StdioServerSpec
-from vectorstep.spec.source import Document, Location, SourceMap, display_path, load_document
+from vectorstep.spec.source import (
+    Document,
+    KeyPath,
+    Location,
+    SourceMap,
+    display_path,
+    format_key_path,
+    load_document,
+)
 
 CONFIG_ENV = "VECTORSTEP_CONFIG"
 CONFIG_FILE = "vectorstep.yaml"
@@ -28,10 +36,16 @@ class Settings:
     steps_dir: Path
     agents_dir: Path
     database_url: str
+    locations: SourceMap | None = field(default=None, compare=False, repr=False)
 
     @property
     def source(self) -> str:
         return display_path(self.config_path) if self.config_path else "embedded defaults"
+
+    def problem(self, key_path: KeyPath, message: str) -> Problem:
+        """A problem with a key of this file, located when the file exists."""
+        line = self.locations.locate(key_path).line if self.locations is not None else None
+        return Problem(self.source, line, format_key_path(key_path), message)
 
 
 def find_config(explicit: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:
@@ -57,6 +71,7 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
     """Load `config_path` (None: the embedded defaults, relative to the working directory)."""
+    locations: SourceMap | None = None
     if config_path is None:
         spec = ServiceSpec()
     else:
@@ -67,6 +82,7 @@ def load_settings(
         if document.data is None:
             document = Document(data={}, source=SourceMap(Location(display_path(config_path), 1)), path=config_path)
         spec = validate_document(ServiceSpec, document)
+        locations = document.source
     base_dir = (config_path.parent if config_path else Path.cwd()).resolve()
     return Settings(
         spec=_resolve_server_dirs(spec, base_dir),
@@ -76,6 +92,7 @@ def load_settings(
         steps_dir=_resolve(base_dir, spec.steps_dir),
         agents_dir=_resolve(base_dir, spec.agents_dir),
         database_url=resolve_database_url(spec.database.url, base_dir),
+        locations=locations,
     )
 
 

@@ -23,6 +23,15 @@ class VerifierTriggerSpec(SpecModel):
     confidence_below: Score = 1.0
     confidence_above: Score = 0.0
 
+    @model_validator(mode="after")
+    def _a_band(self) -> VerifierTriggerSpec:
+        if not self.always and self.confidence_above >= self.confidence_below:
+            raise ValueError(
+                f"confidence_above ({self.confidence_above:g}) must be below confidence_below "
+                f"({self.confidence_below:g}), or the verifier never fires"
+            )
+        return self
+
 
 class VerifierSpec(ExecutorBound):
     executor: AgentExecutorName = "gateway"

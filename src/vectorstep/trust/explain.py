@@ -151,7 +151,10 @@ def configuration_summary(report: Report) -> list[str]:
     config = report.get("configuration")
     if not config:
         return [f"The step's configuration {NOT_RECORDED}."]
-    lines = [f"Threshold {_num(config.get('confidence_threshold'))}; below it: {config.get('on_low_confidence')}."]
+    gated = " (a branch: gated with its group, on the joined value)" if config.get("gated_by_group") else ""
+    lines = [
+        f"Threshold {_num(config.get('confidence_threshold'))}; below it: {config.get('on_low_confidence')}{gated}."
+    ]
     verifier = config.get("verifier")
     if verifier:
         strategy = verifier.get("combination_strategy")

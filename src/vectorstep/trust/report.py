@@ -22,13 +22,16 @@ def needs_report(work: TrustedWorkSpec) -> bool:
     return bool(work.verifier or work.grounding or work.deterministic_checks or enforced_calibration)
 
 
-def step_configuration(work: TrustedWorkSpec, threshold: float, on_low_confidence: str) -> dict[str, Any]:
+def step_configuration(
+    work: TrustedWorkSpec, threshold: float, on_low_confidence: str, *, gated_by_group: bool = False
+) -> dict[str, Any]:
     """What the step was set up to do, as it was when it ran."""
     verifier = work.verifier
     grounding = work.grounding
     return {
         "confidence_threshold": threshold,
         "on_low_confidence": on_low_confidence,
+        "gated_by_group": gated_by_group,
         "verifier": None
         if verifier is None
         else {
@@ -42,7 +45,7 @@ def step_configuration(work: TrustedWorkSpec, threshold: float, on_low_confidenc
         if grounding is None
         else {
             "enforce": grounding.enforce,
-            "agent": grounding.agent,
+            "agent": getattr(grounding.executor_config, "agent", grounding.agent),
             "max_trace_chars": grounding.max_trace_chars,
             "evidence_windows": grounding.evidence_windows,
             "timeout_seconds": grounding.timeout_seconds,
