@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import ChainableUndefined, StrictUndefined, Template
+from jinja2 import ChainableUndefined, StrictUndefined, Template, meta
 from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -164,6 +164,11 @@ def _shell_template(source: str) -> Template:
 
 def _quote_output(value: Any) -> str:
     return shlex.quote(value if isinstance(value, str) else str(value))
+
+
+def names_in(expression: str) -> set[str]:
+    """The top-level names a bare expression reads (`exit_code`, `result`, `steps`, ...)."""
+    return meta.find_undeclared_variables(_STRICT.parse(f"{{{{ {expression} }}}}"))
 
 
 def syntax_error(source: str, *, expression: bool = False) -> str | None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_cli
+from vectorstep.store.migrate import HEAD_REVISION
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 
 
@@ -88,7 +89,7 @@ def test_db_upgrade_reports_what_it_did(project: ProjectDir) -> None:
     small_project(project)
     first = run_cli("db", "upgrade", cwd=project.root)
     second = run_cli("db", "upgrade", cwd=project.root)
-    assert first.returncode == 0 and "upgraded from empty to revision 0001" in first.stdout
+    assert first.returncode == 0 and f"upgraded from empty to revision {HEAD_REVISION}" in first.stdout
     assert second.returncode == 0 and "up to date" in second.stdout
 
 

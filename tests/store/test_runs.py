@@ -186,3 +186,33 @@ async def test_two_processes_writing_one_sqlite_file_never_fail_with_database_is
     await database.dispose()
     assert len(run.steps) == 300
     assert sum(1 for entry in run.log if entry.event == "other-process") == 300
+
+
+async def test_a_database_of_an_older_release_is_upgraded_keeping_its_runs(database_url: str) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from vectorstep.store.migrate import MIGRATIONS
+
+    database = connect(database_url)
+
+    def to_first_release(connection) -> None:  # type: ignore[no-untyped-def]
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.execute(
+            text(
+                "INSERT INTO pipeline_runs (id, pipeline_name, status, stage, source, context, input_tokens,"
+                " output_tokens, started_at, updated_at) VALUES ('old-run', 'p', 'completed', 'testing', 'manual',"
+                " '{}', 1, 2, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+            )
+        )
+
+    await database.write(to_first_release)
+    assert await current_revision(database) == "0001"
+    assert await upgrade(database) == ("0001", HEAD_REVISION)
+    run = await RunRepository(database).get_run("old-run")
+    await database.dispose()
+    assert run.status is RunStatus.COMPLETED and run.input_tokens == 1 and run.spec is None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from vectorstep.domain.approvals import Approval
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus
 
@@ -44,6 +45,21 @@ class RunLogged:
 
 
 @dataclass(frozen=True)
+class RunWaiting:
+    """The run now waits on a person: `waiting` until the approval is decided."""
+
+    run_id: str
+    approval: Approval
+    log: LogEntry
+
+
+@dataclass(frozen=True)
+class RunResumed:
+    run_id: str
+    log: LogEntry
+
+
+@dataclass(frozen=True)
 class RunFinished:
     run_id: str
     status: RunStatus
@@ -55,7 +71,7 @@ class RunFinished:
     log: LogEntry
 
 
-RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunFinished
+RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunWaiting | RunResumed | RunFinished
 
 
 class RunObserver(Protocol):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from vectorstep.domain.approvals import Approval
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
 
@@ -149,6 +150,7 @@ class RunRecord:
     cost: float | None = None
     steps: Sequence[StepRecord] = ()
     log: Sequence[LogEntry] = ()
+    spec: Mapping[str, Any] | None = field(default=None, repr=False)  # the pipeline as it ran
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -166,3 +168,11 @@ class RunRecord:
             "cost": self.cost,
             "steps": [step.as_json() for step in self.steps],
         }
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """A waiting run, with the decided approval it waited on."""
+
+    run: RunRecord
+    approval: Approval

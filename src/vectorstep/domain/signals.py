@@ -120,6 +120,26 @@ class GroundingOutcome:
         }
 
 
+@dataclass(frozen=True)
+class CheckResult:
+    """One deterministic check: passed or not, and why (fail-closed: anything unclear is a failure)."""
+
+    name: str
+    type: str
+    passed: bool
+    detail: str
+    duration_ms: float
+
+    def as_report(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "passed": self.passed,
+            "detail": self.detail,
+            "duration_ms": self.duration_ms,
+        }
+
+
 def _attribution(call: CallAttribution) -> dict[str, Any]:
     return {
         "agent": call.agent,

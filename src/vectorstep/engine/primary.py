@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from vectorstep.approvals.gate import HumanGate
 from vectorstep.clock import Clock
 from vectorstep.domain.execution import ExecutionResult, ModelUsage, Usage
 from vectorstep.errors import ExecutorError, ExecutorTimeout
@@ -45,6 +46,8 @@ class PrimaryCall:
     clock: Clock
     log: LogFn
     on_trace: TraceListener | None = None
+    pipeline: str = ""
+    human: HumanGate | None = None
 
 
 def prompt_hash(template: str) -> str:
@@ -132,6 +135,8 @@ async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any]) -
         context=context,
         timeout_seconds=timeout,
         on_trace=call.on_trace,
+        pipeline=call.pipeline,
+        human=call.human,
     )
     if timeout is None:
         return await call.executor.execute(step_call)

@@ -1,4 +1,9 @@
-"""Running a pipeline: walk its steps, act on each step's status, tell the observers as it goes."""
+"""Running a pipeline: walk its steps, act on each step's status, tell the observers as it goes.
+
+A run that waits on a person is `waiting`: the approval is a database row holding what the step
+had done, so the run can be resumed (`Runner.resume`) by whichever process sees the decision —
+also after the process that started it is gone.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,37 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
+import httpx
+
+from vectorstep.approvals.desk import ApprovalDesk, Interaction
+from vectorstep.approvals.gate import HumanGate
 from vectorstep.clock import Clock
+from vectorstep.domain.approvals import Approval
 from vectorstep.domain.context import NormalisedContext
-from vectorstep.domain.events import Observers, RunFinished, RunLogged, RunStarted, StepFinished, StepStarted
-from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
+from vectorstep.domain.events import (
+    Observers,
+    RunFinished,
+    RunLogged,
+    RunResumed,
+    RunStarted,
+    RunWaiting,
+    StepFinished,
+    StepStarted,
+)
+from vectorstep.domain.records import LogEntry, ResumePoint, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.engine.context import RunState
+from vectorstep.engine.entries import entry, step_summary, why
 from vectorstep.engine.groups import evaluate_fan_out, evaluate_parallel
+from vectorstep.engine.outbound import Outbound, escalation_context
 from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.service import PricingSpec
-from vectorstep.spec.steps import FanOutItem, ParallelItem, PipelineItem, StepSpec
+from vectorstep.spec.steps import ParallelItem, PipelineItem, StepSpec
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +78,16 @@ class _Totals:
         return None if self.unpriced else round(self.priced, 6)
 
 
+@dataclass
+class _Drive:
+    """One pass of a run through its steps (a new run, or a resumed one)."""
+
+    state: RunState
+    totals: _Totals
+    on_trace: RunTraceListener | None
+    checkpoint: Mapping[str, Any] | None = None  # for the first step, when resuming a human check
+
+
 class Runner:
     def __init__(
         self,
@@ -65,12 +96,20 @@ class Runner:
         clock: Clock,
         pricing: PricingSpec,
         observers: Observers,
+        http: httpx.AsyncClient,
+        outbound: Outbound,
+        desk: ApprovalDesk | None = None,
+        interaction: Interaction | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self._executors = executors
         self._clock = clock
         self._pricing = pricing
         self._observers = observers
+        self._http = http
+        self._outbound = outbound
+        self._desk = desk
+        self._interaction = interaction
         self._new_id = new_id
 
     async def run(
@@ -91,27 +130,43 @@ class Runner:
             source=context.source,
             team=context.team,
             context=context.as_dict(),
+            spec=pipeline.model_dump(mode="json", by_alias=True),
         )
-        await self._observers.notify(
-            RunStarted(
-                run,
-                self._log(
-                    state.run_id,
-                    "run_started",
-                    f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})",
-                ),
-            )
-        )
+        message = f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})"
+        await self._observers.notify(RunStarted(run, self._log(state.run_id, "run_started", message)))
+        return await self._drive(run, _Drive(state, _Totals(), on_trace), start=0)
+
+    async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
+        """Continue a run that waited on `point.approval`, from the step that asked."""
+        run, approval = point.run, point.approval
+        pipeline = PipelineSpec.model_validate(run.spec)
+        state = RunState(run.run_id, pipeline, run.stage, NormalisedContext.from_dict(run.context))
         totals = _Totals()
+        for step in run.steps:
+            totals.add(step)
+            if step.output is not None:
+                state.record_output(step.name, step.output)
+        start = next(index for index, item in enumerate(pipeline.steps) if entry(item).name == approval.step)
+        decided = f"approval {approval.id[:12]} {approval.status.value} by {approval.decided_by}"
+        await self._observers.notify(
+            RunResumed(run.run_id, self._log(run.run_id, "run_resumed", f"resumed: {decided}"))
+        )
+        checkpoint = approval.checkpoint if approval.check else None
+        return await self._drive(run, _Drive(state, totals, on_trace, checkpoint), start=start)
+
+    async def _drive(self, run: RunRecord, drive: _Drive, *, start: int) -> RunRecord:
         try:
-            status, error = await self._walk(state, totals, on_trace)
+            status, error = await self._walk(drive, start)
         except asyncio.CancelledError:
-            await asyncio.shield(self._finish(state.run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals))
+            await asyncio.shield(
+                self._finish(run.run_id, RunStatus.INTERRUPTED, "the run was interrupted", drive.totals)
+            )
             raise
         except Exception as unexpected:  # a bug of ours must not strand the run as `running`
-            log.exception("run %s failed unexpectedly", state.run_id)
+            log.exception("run %s failed unexpectedly", run.run_id)
             status, error = RunStatus.FAILED, f"internal error: {type(unexpected).__name__}: {unexpected}"
-        finished = await self._finish(state.run_id, status, error, totals)
+        finished = await self._finish(run.run_id, status, error, drive.totals)
+        totals = drive.totals
         return RunRecord(
             **{
                 **run.__dict__,
@@ -125,79 +180,103 @@ class Runner:
             }
         )
 
-    async def _walk(
-        self, state: RunState, totals: _Totals, on_trace: RunTraceListener | None
-    ) -> tuple[RunStatus, str | None]:
+    async def _walk(self, drive: _Drive, start: int) -> tuple[RunStatus, str | None]:
+        state = drive.state
         for index, item in enumerate(state.pipeline.steps):
-            name, kind, threshold = _entry(item)
-            await self._observers.notify(
-                StepStarted(
-                    state.run_id,
-                    name,
-                    index,
-                    kind,
-                    self._log(state.run_id, "step_started", f"step {name} started ({kind})", step=name),
-                )
-            )
-            record = await self._item(state, item, index, totals, on_trace)
+            if index < start:
+                continue
+            name, kind, threshold = entry(item)
+            started = self._log(state.run_id, "step_started", f"step {name} started ({kind})", step=name)
+            await self._observers.notify(StepStarted(state.run_id, name, index, kind, started))
+            checkpoint, drive.checkpoint = drive.checkpoint, None
+            record = await self._item(drive, item, index, checkpoint)
             continues = isinstance(item, StepSpec) and item.on_failure.policy == "continue"
+            ends = record.status in _RUN_STATUS_FOR_STEP or (record.status is StepStatus.FAILED and not continues)
+            say = self._say(state.run_id, name)
+            await self._outbound.after_step(state, item, record, threshold=threshold, ends_run=ends, say=say)
             if record.status is StepStatus.FAILED and not continues:
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
-                return _RUN_STATUS_FOR_STEP[record.status], _why(record, threshold)
-            over_budget = self._over_budget(state.pipeline, totals)
+                return _RUN_STATUS_FOR_STEP[record.status], why(record, threshold)
+            over_budget = self._over_budget(state.pipeline, drive.totals)
             if over_budget:
-                await self._observers.notify(
-                    RunLogged(self._log(state.run_id, "budget_exceeded", over_budget, level="warning"))
-                )
+                say = self._say(state.run_id, None)
+                await say("warning", over_budget)
+                context = {**escalation_context(state, record, threshold), "escalation_reason": over_budget}
+                await self._outbound.notify(state, "notify", context, say)
                 return RunStatus.ABORTED, over_budget
         return RunStatus.COMPLETED, None
 
     async def _item(
-        self, state: RunState, item: PipelineItem, index: int, totals: _Totals, on_trace: RunTraceListener | None
+        self, drive: _Drive, item: PipelineItem, index: int, checkpoint: Mapping[str, Any] | None
     ) -> StepRecord:
         """Evaluate one entry of `steps:`, record it, and return the record the run acts on."""
-        context = state.step_context(_entry(item).name)
+        state = drive.state
+        context = state.step_context(entry(item).name)
 
         async def unit(plan: StepPlan, unit_context: Mapping[str, Any]) -> StepEvaluation:
-            evaluation = await evaluate_step(plan, unit_context, self._environment(state, plan.name, on_trace))
-            totals.add(evaluation.record)
-            await self._observers.notify(StepFinished(evaluation.record, self._step_log(evaluation.record)))
+            environment = self._environment(state, plan.name, drive.on_trace)
+            evaluation = await evaluate_step(plan, unit_context, environment, checkpoint)
+            drive.totals.add(evaluation.record)
+            finished = self._log(
+                state.run_id,
+                "step_finished",
+                step_summary(evaluation.record),
+                level="info" if evaluation.record.status in (StepStatus.COMPLETED, StepStatus.SKIPPED) else "warning",
+                step=plan.name,
+            )
+            await self._observers.notify(StepFinished(evaluation.record, finished))
             if evaluation.output is not None:
                 state.record_output(plan.name, evaluation.output)
             return evaluation
 
         if isinstance(item, StepSpec):
             return (await unit(StepPlan.of_step(item, index), context)).record
+        kwargs = {"run_id": state.run_id, "context": context, "clock": self._clock, "evaluate_plan": unit}
         if isinstance(item, ParallelItem):
-            group = await evaluate_parallel(
-                item.parallel, index, run_id=state.run_id, context=context, clock=self._clock, evaluate_plan=unit
-            )
+            group = await evaluate_parallel(item.parallel, index, **kwargs)  # type: ignore[arg-type]
         else:
-            group = await evaluate_fan_out(
-                item.fan_out, index, run_id=state.run_id, context=context, clock=self._clock, evaluate_plan=unit
-            )
-        totals.add(group.record)
-        await self._observers.notify(StepFinished(group.record, self._step_log(group.record)))
+            group = await evaluate_fan_out(item.fan_out, index, **kwargs)  # type: ignore[arg-type]
+        drive.totals.add(group.record)
+        message = step_summary(group.record)
+        await self._observers.notify(StepFinished(group.record, self._log(state.run_id, "step_finished", message)))
         if group.output is not None:
             state.record_output(group.record.name, group.output)
         return group.record
 
     def _environment(self, state: RunState, step: str, on_trace: RunTraceListener | None) -> StepEnvironment:
-        run_id = state.run_id
-
-        async def step_log(level: str, message: str) -> None:
-            await self._observers.notify(RunLogged(self._log(run_id, "step_log", message, level=level, step=step)))
-
         return StepEnvironment(
-            run_id=run_id,
+            run_id=state.run_id,
+            pipeline=state.pipeline.name,
             stage=state.stage,
             executors=self._executors,
             clock=self._clock,
             pricing=self._pricing,
-            log=step_log,
+            log=self._say(state.run_id, step),
+            http=self._http,
+            human=self._gate(state.run_id) if self._desk is not None else None,
             on_trace=(lambda event: on_trace(step, event)) if on_trace else None,
         )
+
+    def _gate(self, run_id: str) -> HumanGate:
+        assert self._desk is not None
+
+        async def waiting(approval: Approval) -> None:
+            message = f"waiting for a person: approval {approval.id[:12]} (decide with `vectorstep approvals`)"
+            log_entry = self._log(run_id, "run_waiting", message, step=approval.step)
+            await self._observers.notify(RunWaiting(run_id, approval, log_entry))
+
+        async def resumed(approval: Approval) -> None:
+            decided = f"approval {approval.id[:12]} {approval.status.value} by {approval.decided_by}"
+            await self._observers.notify(RunResumed(run_id, self._log(run_id, "run_resumed", decided)))
+
+        return HumanGate(self._desk, waiting, resumed, self._interaction)
+
+    def _say(self, run_id: str, step: str | None) -> Callable[[str, str], Any]:
+        async def say(level: str, message: str) -> None:
+            await self._observers.notify(RunLogged(self._log(run_id, "step_log", message, level=level, step=step)))
+
+        return say
 
     def _over_budget(self, pipeline: PipelineSpec, totals: _Totals) -> str | None:
         budget = pipeline.budget
@@ -213,6 +292,7 @@ class Runner:
     async def _finish(self, run_id: str, status: RunStatus, error: str | None, totals: _Totals) -> datetime:
         finished = self._clock.now()
         message = f"run {status.value}" + (f": {error}" if error else "")
+        level = "info" if status is RunStatus.COMPLETED else "warning"
         await self._observers.notify(
             RunFinished(
                 run_id=run_id,
@@ -222,52 +302,10 @@ class Runner:
                 input_tokens=totals.input_tokens,
                 output_tokens=totals.output_tokens,
                 cost=totals.cost,
-                log=self._log(
-                    run_id,
-                    "run_finished",
-                    message,
-                    level="info" if status is RunStatus.COMPLETED else "warning",
-                ),
+                log=self._log(run_id, "run_finished", message, level=level),
             )
         )
         return finished
 
     def _log(self, run_id: str, event: str, message: str, *, level: str = "info", step: str | None = None) -> LogEntry:
         return LogEntry(run_id=run_id, ts=self._clock.now(), level=level, event=event, message=message, step=step)
-
-    def _step_log(self, record: StepRecord) -> LogEntry:
-        parts = [f"step {record.name} {record.status.value}"]
-        if record.confidence is not None:
-            parts.append(f"S={record.confidence:g} combined_trust={record.combined_trust:g} gate={record.gate_outcome}")
-        if record.error:
-            parts.append(f"{record.error_kind}: {record.error}")
-        level = "info" if record.status in (StepStatus.COMPLETED, StepStatus.SKIPPED) else "warning"
-        return self._log(record.run_id, "step_finished", "; ".join(parts), level=level, step=record.name)
-
-
-class _Entry(NamedTuple):
-    """What the runner needs to know of an entry of `steps:`, whatever its kind."""
-
-    name: str
-    kind: str  # the executor, or `parallel` / `fan_out`
-    confidence_threshold: float
-
-
-def _entry(item: PipelineItem) -> _Entry:
-    if isinstance(item, ParallelItem):
-        return _Entry(item.parallel.name, "parallel", item.parallel.confidence_threshold)
-    if isinstance(item, FanOutItem):
-        return _Entry(item.fan_out.name, "fan_out", item.fan_out.confidence_threshold)
-    return _Entry(item.name, item.executor, item.confidence_threshold)
-
-
-def _why(record: StepRecord, threshold: float) -> str:
-    if record.status is StepStatus.STOPPED:
-        reason = (record.output or {}).get("proceed_reason")
-        return f"step {record.name} said not to proceed" + (f": {reason}" if reason else "")
-    if record.combined_trust is None:
-        return f"step {record.name} {record.status.value}" + (f": {record.error}" if record.error else "")
-    return (
-        f"step {record.name} {record.status.value}: combined_trust {record.combined_trust:g} "
-        f"is below its confidence_threshold {threshold:g}"
-    )

@@ -7,14 +7,17 @@ from types import TracebackType
 
 import httpx
 
+from vectorstep.approvals.desk import ApprovalDesk, ApprovalStore, Interaction
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import Observers, RunObserver
 from vectorstep.domain.execution import ExecutorCapabilities
-from vectorstep.domain.records import RunRecord
+from vectorstep.domain.records import ResumePoint, RunRecord
+from vectorstep.engine.outbound import Outbound
 from vectorstep.engine.runner import Runner, RunTraceListener
 from vectorstep.errors import ConfigError
 from vectorstep.executors.gateway import GatewayExecutor
+from vectorstep.executors.human import HumanExecutor
 from vectorstep.executors.notify import NotifyExecutor
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.executors.webhook import WebhookExecutor
@@ -26,6 +29,7 @@ from vectorstep.spec.project import Project
 # What each executor this version runs can report; grounding and a critic verifier need a trace.
 EXECUTOR_CAPABILITIES: Mapping[str, ExecutorCapabilities] = {
     "gateway": GatewayExecutor.capabilities,
+    "human": HumanExecutor.capabilities,
     "notify": NotifyExecutor.capabilities,
     "webhook": WebhookExecutor.capabilities,
 }
@@ -41,6 +45,8 @@ class Engine:
         observers: Sequence[RunObserver] = (),
         clock: Clock | None = None,
         runtime: AgentRuntime | None = None,
+        approvals: ApprovalStore | None = None,
+        interaction: Interaction | None = None,
     ) -> None:
         if runtime is None and project.settings.spec.gateway.mode != "embedded":
             raise ConfigError(
@@ -55,24 +61,38 @@ class Engine:
         self.clock = clock or SystemClock()
         self.http = httpx.AsyncClient(follow_redirects=False)
         self.runtime = runtime or EmbeddedRuntime(project.agents, project.settings.spec, clock=self.clock)
+        service = project.settings.spec
         self.executors = ExecutorRegistry(
             {
                 "gateway": GatewayExecutor(self.runtime),
+                "human": HumanExecutor(),
                 "webhook": WebhookExecutor(self.http),
                 "notify": NotifyExecutor(self.http),
             }
         )
+        self.desk = (
+            ApprovalDesk(approvals, service.human_approval, self.http, self.clock, public_url=service.server.public_url)
+            if approvals is not None
+            else None
+        )
         self.runner = Runner(
             executors=self.executors,
             clock=self.clock,
-            pricing=project.settings.spec.pricing,
+            pricing=service.pricing,
             observers=Observers(observers),
+            http=self.http,
+            outbound=Outbound(service.notifications, self.http),
+            desk=self.desk,
+            interaction=interaction,
         )
 
     async def run(
         self, pipeline: PipelineSpec, context: NormalisedContext, *, on_trace: RunTraceListener | None = None
     ) -> RunRecord:
         return await self.runner.run(pipeline, context, on_trace=on_trace)
+
+    async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
+        return await self.runner.resume(point, on_trace=on_trace)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()

@@ -10,8 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import httpx
+
+from vectorstep.approvals.gate import HumanGate
+from vectorstep.checks.run import run_checks
+from vectorstep.domain.approvals import ApprovalRequest
 from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities, Usage
-from vectorstep.domain.signals import CallAttribution, GroundingOutcome, VerifierOutcome
+from vectorstep.domain.signals import CallAttribution, CheckResult, GroundingOutcome, VerifierOutcome
+from vectorstep.engine.checkpoint import with_signals
+from vectorstep.engine.context import template_name
 from vectorstep.engine.cost import cost_of
 from vectorstep.engine.verifier import verify
 from vectorstep.errors import ExecutorError
@@ -22,6 +29,7 @@ from vectorstep.grounding.second_opinion import Ask
 from vectorstep.spec.executor_config import ExecutorConfig
 from vectorstep.spec.service import PricingSpec
 from vectorstep.spec.steps import OnLowConfidence, TrustedWorkSpec
+from vectorstep.templating import NamedMapping
 from vectorstep.trust.decide import Decision, GroundingSignal, TrustInputs, VerifierSignal, decide
 from vectorstep.trust.report import build_report, needs_report, step_configuration
 
@@ -29,11 +37,14 @@ from vectorstep.trust.report import build_report, needs_report, step_configurati
 @dataclass(frozen=True)
 class SideCallContext:
     run_id: str
+    pipeline: str
     step: str
     stage: str
     executors: ExecutorRegistry
     pricing: PricingSpec
     context: Mapping[str, Any]
+    http: httpx.AsyncClient
+    human: HumanGate | None = None
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,19 @@ class Assessment:
     decision: Decision
     verifier: VerifierOutcome | None
     grounding: GroundingOutcome | None
+    checks: list[CheckResult] | None
     report: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a step did before its trust blocks: to resume from after a restart, and where it stopped."""
+
+    checkpoint: dict[str, Any]
+    verifier: VerifierOutcome | None = None
+    grounding: GroundingOutcome | None = None
+    checks: list[CheckResult] = dataclasses.field(default_factory=list)
+    resumed: bool = False
 
 
 async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and where to call from
@@ -50,26 +73,80 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
     threshold: float,
     on_low_confidence: OnLowConfidence,
     side: SideCallContext,
+    progress: Progress,
     gated: bool = True,
 ) -> Assessment:
-    verifier = await _verifier(work, primary, side)
-    grounding = await _grounding(work, primary, side)
-    decision = decide(
-        TrustInputs(
-            self_report=primary.output.confidence,
-            confidence_threshold=threshold,
-            on_low_confidence=on_low_confidence,
-            verifier=VerifierSignal(verifier.score, verifier.strategy, verifier.veto_floor)  # type: ignore[arg-type]
-            if verifier is not None and verifier.triggered
-            else None,
-            grounding=GroundingSignal(grounding.score, grounding.enforce) if grounding is not None else None,
+    if progress.resumed:
+        verifier, grounding = progress.verifier, progress.grounding
+    else:
+        verifier = await _verifier(work, primary, side)
+        grounding = await _grounding(work, primary, side)
+
+    def decision_with(checks_passed: bool | None) -> Decision:
+        return decide(
+            TrustInputs(
+                self_report=primary.output.confidence,
+                confidence_threshold=threshold,
+                on_low_confidence=on_low_confidence,
+                verifier=VerifierSignal(verifier.score, verifier.strategy, verifier.veto_floor)  # type: ignore[arg-type]
+                if verifier is not None and verifier.triggered
+                else None,
+                grounding=GroundingSignal(grounding.score, grounding.enforce) if grounding is not None else None,
+                checks_passed=checks_passed,
+            )
         )
-    )
+
+    checks = None
+    if work.deterministic_checks:
+        before = decision_with(None)
+        below = (
+            f"trust {before.combined_trust:g} is already below the threshold {threshold:g}"
+            if before.combined_trust < threshold
+            else None
+        )
+        checkpoint = with_signals(progress.checkpoint, verifier, grounding)
+        checks = await _checks(work, primary, side, checkpoint, progress.checks, below)
+    decision = decision_with(all(check.passed for check in checks) if checks is not None else None)
     report = None
     if needs_report(work):
         configuration = step_configuration(work, threshold, on_low_confidence, gated_by_group=not gated)
-        report = build_report(decision, configuration, verifier=verifier, grounding=grounding)
-    return Assessment(decision, verifier, grounding, report)
+        report = build_report(decision, configuration, verifier=verifier, grounding=grounding, checks=checks)
+    return Assessment(decision, verifier, grounding, checks, report)
+
+
+async def _checks(  # noqa: PLR0917
+    work: TrustedWorkSpec,
+    primary: ExecutionResult,
+    side: SideCallContext,
+    checkpoint: dict[str, Any],
+    done: list[CheckResult],
+    below_threshold: str | None,
+) -> list[CheckResult]:
+    """The checks see the step context with this step's own answer in it, as `steps.<this step>`."""
+    steps = dict(side.context.get("steps") or {})
+    own = primary.output.as_context()
+    steps[template_name(side.step)] = steps[side.step] = NamedMapping(f"steps.{template_name(side.step)}", own)
+    context = {**side.context, "steps": NamedMapping("steps", steps)}
+    base = ApprovalRequest(
+        run_id=side.run_id,
+        pipeline=side.pipeline,
+        step=side.step,
+        check=None,
+        message="",
+        team=side.context.get("team"),
+        stage=side.stage,
+        timeout_seconds=0,
+        checkpoint=checkpoint,
+    )
+    return await run_checks(
+        work.deterministic_checks,
+        context,
+        http=side.http,
+        human=side.human,
+        base=base,
+        done=done,
+        below_threshold=below_threshold,
+    )
 
 
 async def _verifier(work: TrustedWorkSpec, primary: ExecutionResult, side: SideCallContext) -> VerifierOutcome | None:

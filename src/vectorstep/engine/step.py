@@ -7,13 +7,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import httpx
+
+from vectorstep.approvals.gate import HumanGate
 from vectorstep.clock import Clock
 from vectorstep.domain.execution import ExecutionResult
 from vectorstep.domain.records import StepRecord
 from vectorstep.domain.status import StepStatus
+from vectorstep.engine.checkpoint import restore, save_primary
 from vectorstep.engine.cost import cost_of
 from vectorstep.engine.primary import LogFn, PrimaryCall, PrimaryOutcome, prompt_hash, run_primary
-from vectorstep.engine.signals import Assessment, SideCallContext, assess, total_cost
+from vectorstep.engine.signals import Assessment, Progress, SideCallContext, assess, total_cost
 from vectorstep.errors import ExecutorError, LLMParseError, LLMSchemaError, TemplateError
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.runtime.protocol import TraceListener
@@ -29,11 +33,14 @@ class StepEnvironment:
     """What evaluating a step needs from the running engine."""
 
     run_id: str
+    pipeline: str
     stage: str
     executors: ExecutorRegistry
     clock: Clock
     pricing: PricingSpec
     log: LogFn
+    http: httpx.AsyncClient
+    human: HumanGate | None = None
     on_trace: TraceListener | None = None
 
 
@@ -84,9 +91,14 @@ class StepEvaluation:
     warnings: list[str] = field(default_factory=list)
 
 
-async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnvironment) -> StepEvaluation:
+async def evaluate_step(
+    plan: StepPlan, context: Mapping[str, Any], env: StepEnvironment, checkpoint: Mapping[str, Any] | None = None
+) -> StepEvaluation:
+    """Evaluate a step, or finish one that stopped to wait for a person (`checkpoint`, after a restart)."""
     started_at, started = env.clock.now(), env.clock.monotonic()
     builder = _RecordBuilder(plan, env, started_at, started)
+    if checkpoint is not None:
+        return await _resume(plan, context, env, builder, checkpoint)
     step = plan.work
     if plan.when is not None:
         try:
@@ -113,6 +125,8 @@ async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnv
         clock=env.clock,
         log=env.log,
         on_trace=env.on_trace,
+        pipeline=env.pipeline,
+        human=env.human,
     )
     loop = plan.loop_until
     try:
@@ -124,10 +138,72 @@ async def evaluate_step(plan: StepPlan, context: Mapping[str, Any], env: StepEnv
         failure = primary.error or ExecutorError("the executor returned nothing")
         return builder.failed(failure.kind, failure.message, executor_error=failure)
     result = primary.result
-    side = SideCallContext(env.run_id, plan.name, env.stage, env.executors, env.pricing, context)
-    assessment = await assess(step, result, plan.confidence_threshold, plan.on_low_confidence, side, plan.gated)
     if result.truncated:
         builder.warnings.append("the agent's answer was cut off by max_tokens (stop reason: length)")
+    saved = save_primary(
+        result,
+        spent=primary.spent,
+        attempts=primary.attempts,
+        iterations=primary.iterations,
+        warnings=[*primary.warnings, *builder.warnings],
+        prompt_hash=primary.prompt_hash,
+        started_at=started_at,
+    )
+    return await _assessed(plan, context, env, builder, result, Progress(checkpoint=saved))
+
+
+async def _resume(
+    plan: StepPlan,
+    context: Mapping[str, Any],
+    env: StepEnvironment,
+    builder: _RecordBuilder,
+    checkpoint: Mapping[str, Any],
+) -> StepEvaluation:
+    restored = restore(checkpoint)
+    builder.started_at = restored.started_at
+    builder.started -= (env.clock.now() - restored.started_at).total_seconds()
+    builder.primary = PrimaryOutcome(
+        result=restored.result,
+        error=None,
+        prompt=restored.result.prompt,
+        prompt_hash=restored.prompt_hash,
+        attempts=restored.attempts,
+        iterations=restored.iterations,
+        warnings=restored.warnings,
+        spent=restored.spent,
+    )
+    progress = Progress(
+        checkpoint=dict(checkpoint),
+        verifier=restored.verifier,
+        grounding=restored.grounding,
+        checks=restored.checks,
+        resumed=True,
+    )
+    return await _assessed(plan, context, env, builder, restored.result, progress)
+
+
+async def _assessed(  # noqa: PLR0917
+    plan: StepPlan,
+    context: Mapping[str, Any],
+    env: StepEnvironment,
+    builder: _RecordBuilder,
+    result: ExecutionResult,
+    progress: Progress,
+) -> StepEvaluation:
+    side = SideCallContext(
+        run_id=env.run_id,
+        pipeline=env.pipeline,
+        step=plan.name,
+        stage=env.stage,
+        executors=env.executors,
+        pricing=env.pricing,
+        context=context,
+        http=env.http,
+        human=env.human,
+    )
+    assessment = await assess(
+        plan.work, result, plan.confidence_threshold, plan.on_low_confidence, side, progress, plan.gated
+    )
     return builder.decided(result, assessment)
 
 
@@ -213,6 +289,7 @@ class _RecordBuilder:
             gate_outcome=decision.outcome.value,
             trace=result.trace,
             trust_report=assessment.report,
+            deterministic_passed=all(c.passed for c in assessment.checks) if assessment.checks is not None else None,
             grounding_score=assessment.grounding.score if assessment.grounding else None,
             cost=total_cost(
                 cost_of(self.env.pricing, result.provider, spent),

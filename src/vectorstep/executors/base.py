@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from vectorstep.approvals.gate import HumanGate
 from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities
 from vectorstep.runtime.protocol import TraceListener
 from vectorstep.spec.executor_config import ExecutorConfig
@@ -23,6 +24,8 @@ class StepCall:
     context: Mapping[str, Any]
     timeout_seconds: float | None = None
     on_trace: TraceListener | None = None
+    pipeline: str = ""
+    human: HumanGate | None = None  # asking a person, for `executor: human`
 
 
 class Executor(Protocol):

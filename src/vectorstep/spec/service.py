@@ -126,6 +126,13 @@ class SlackSpec(SpecModel):
     webhook_url: str | None = Field(default=None, repr=False)
     bot_token: str | None = Field(default=None, repr=False)
     channel: str | None = None
+    api_url: str = "https://slack.com/api"
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> SlackSpec:
+        if not self.webhook_url and not (self.bot_token and self.channel):
+            raise ValueError("slack needs `webhook_url` (an incoming webhook), or `bot_token` and `channel`")
+        return self
 
 
 class TelegramSpec(SpecModel):

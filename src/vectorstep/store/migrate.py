@@ -8,7 +8,7 @@ from sqlalchemy import Connection, inspect, text
 
 from vectorstep.store.database import Database
 
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 

@@ -47,6 +47,7 @@ class RunRepository:
                     output_tokens=0,
                     started_at=run.started_at,
                     updated_at=run.started_at,
+                    spec=dict(run.spec) if run.spec is not None else None,
                 )
             )
             connection.execute(insert(pipeline_run_events).values(_log_row(log)))
@@ -90,6 +91,15 @@ class RunRepository:
                     cost=cost,
                     updated_at=finished_at,
                 )
+            )
+            connection.execute(insert(pipeline_run_events), [_log_row(log)])
+
+        await self.database.write(work)
+
+    async def set_status(self, run_id: str, status: RunStatus, log: LogEntry) -> None:
+        def work(connection: Connection) -> None:
+            connection.execute(
+                update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(status=status.value, updated_at=log.ts)
             )
             connection.execute(insert(pipeline_run_events), [_log_row(log)])
 
@@ -296,4 +306,5 @@ def _run_record(row: RowMapping, steps: list[StepRecord], log: list[LogEntry]) -
         cost=row["cost"],
         steps=tuple(steps),
         log=tuple(log),
+        spec=row["spec"],
     )

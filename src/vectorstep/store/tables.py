@@ -46,6 +46,9 @@ pipeline_runs = Table(
     Column("started_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("spec", JSONDocument),  # the pipeline as it ran: a resumed run continues the same pipeline
+    Column("lease_owner", String(200)),  # the process driving the run (a waiting run stays leased)
+    Column("lease_expires_at", UTCDateTime),
     Index(None, "started_at"),
     Index(None, "status", "started_at"),
     Index(None, "pipeline_name", "started_at"),
@@ -115,4 +118,26 @@ pipeline_run_events = Table(
     Column("message", Text, nullable=False),
     Column("data", JSONDocument),
     Index(None, "run_id", "id"),
+)
+
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("pipeline_name", String(200), nullable=False),
+    Column("step_name", String(200), nullable=False),
+    Column("check_name", String(200), nullable=False),  # "" for `executor: human`
+    Column("message", Text, nullable=False),
+    Column("team", String(100)),
+    Column("stage", String(20), nullable=False),
+    Column("channel", String(20), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("decided_at", UTCDateTime),
+    Column("decided_by", String(200)),
+    Column("checkpoint", JSONDocument),
+    UniqueConstraint("run_id", "step_name", "check_name"),
+    Index(None, "status", "created_at"),
 )

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from vectorstep.domain.events import RunEvent, RunFinished, RunLogged, RunStarted, StepFinished, StepStarted
+from vectorstep.domain.events import (
+    RunEvent,
+    RunFinished,
+    RunLogged,
+    RunResumed,
+    RunStarted,
+    RunWaiting,
+    StepFinished,
+    StepStarted,
+)
+from vectorstep.domain.status import RunStatus
 from vectorstep.store.runs import RunRepository
 
 
@@ -17,6 +27,10 @@ class StoreWriter:
             await self._runs.insert_step(event.record, event.log)
         elif isinstance(event, StepStarted | RunLogged):
             await self._runs.append_log(event.log)
+        elif isinstance(event, RunWaiting):
+            await self._runs.set_status(event.run_id, RunStatus.WAITING, event.log)
+        elif isinstance(event, RunResumed):
+            await self._runs.set_status(event.run_id, RunStatus.RUNNING, event.log)
         elif isinstance(event, RunFinished):
             await self._runs.finish_run(
                 event.run_id,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vectorstep.domain.signals import GroundingOutcome, VerifierOutcome
+from vectorstep.domain.signals import CheckResult, GroundingOutcome, VerifierOutcome
 from vectorstep.spec.steps import TrustedWorkSpec
 from vectorstep.trust.decide import Decision
 
@@ -61,6 +61,7 @@ def build_report(
     *,
     verifier: VerifierOutcome | None,
     grounding: GroundingOutcome | None,
+    checks: list[CheckResult] | None = None,
 ) -> dict[str, Any]:
     signals: dict[str, Any] = {
         "S": decision.self_report,
@@ -69,7 +70,7 @@ def build_report(
         "V_mode": verifier.mode if verifier is not None else None,
         "V_combination_strategy": verifier.strategy if verifier is not None else None,
         "G": grounding.score if grounding is not None else None,
-        "D": None,
+        "D": all(check.passed for check in checks) if checks is not None else None,
     }
     if verifier is not None and verifier.strategy == "veto":
         signals["V_veto_floor"] = verifier.veto_floor
@@ -85,7 +86,7 @@ def build_report(
         ],
         "verifier": verifier.as_report() if verifier is not None else None,
         "grounding": grounding.as_report() if grounding is not None else None,
-        "deterministic_checks": [],
+        "deterministic_checks": [check.as_report() for check in checks or []],
         "calibration": None,
         "gate": {
             "policy": decision.policy,

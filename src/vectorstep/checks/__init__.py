@@ -1,0 +1,1 @@
+"""Deterministic checks (D): shell commands, webhooks and people, evaluated without an LLM, fail-closed."""

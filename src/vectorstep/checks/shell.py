@@ -1,0 +1,96 @@
+"""The `shell` check: run a command, then evaluate `expect` on its output and exit code.
+
+Every `{{ }}` value in `run` is shell-quoted, so an agent's `; rm -rf /` is one literal argument;
+`argv` runs without a shell at all. The command runs with VectorStep's own environment and
+permissions (unsandboxed by design, see grounding.md); on timeout its whole process group is
+killed, and output beyond a cap is read and dropped so the command never blocks on a full pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from vectorstep.domain.signals import CheckResult
+from vectorstep.errors import TemplateError
+from vectorstep.spec.trust_blocks import ShellCheckSpec
+from vectorstep.templating import evaluate, names_in, render_for_shell, render_strict
+
+OUTPUT_CAP_BYTES = 64 * 1024
+DEFAULT_EXPECT = "exit_code == 0"
+
+
+async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any]) -> CheckResult:
+    started = time.monotonic()
+
+    def result(passed: bool, detail: str) -> CheckResult:
+        return CheckResult(spec.name, "shell", passed, detail, round((time.monotonic() - started) * 1000, 3))
+
+    try:
+        argv = _argv(spec, context)
+    except TemplateError as error:
+        return result(False, f"command cannot be rendered: {error}")
+    try:
+        exit_code, stdout, stderr = await _execute(argv, spec.timeout_seconds)
+    except TimeoutError:
+        return result(False, f"timed out after {spec.timeout_seconds:g}s; its process group was killed")
+    except OSError as error:
+        return result(False, f"cannot start {argv[0]!r}: {error.strerror or error}")
+    expect = spec.expect or DEFAULT_EXPECT
+    if exit_code != 0 and "exit_code" not in names_in(expect):
+        return result(False, f"exited with {exit_code}: {_tail(stderr or stdout)}")
+    scope = {**context, "result": stdout.strip(), "exit_code": exit_code, "stderr": stderr.strip()}
+    try:
+        held = bool(evaluate(expect, scope))
+    except TemplateError as error:
+        return result(False, f"expect cannot be evaluated: {error} (result: {_tail(stdout)!r})")
+    shown = f"result {_tail(stdout.strip())!r}, exit code {exit_code}"
+    return result(held, f"`{expect}` {'held' if held else 'did not hold'}: {shown}")
+
+
+def _argv(spec: ShellCheckSpec, context: Mapping[str, Any]) -> list[str]:
+    if spec.run is not None:
+        return ["/bin/sh", "-c", render_for_shell(spec.run, context)]
+    return [render_strict(part, context) for part in spec.argv or []]
+
+
+async def _execute(argv: list[str], timeout_seconds: float) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,  # its own process group: a timeout kills the children too
+    )
+    stdout_stream, stderr_stream = process.stdout, process.stderr
+    if stdout_stream is None or stderr_stream is None:  # pragma: no cover - PIPE always gives streams
+        raise OSError("no output streams")
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            stdout, stderr, _ = await asyncio.gather(
+                _read_capped(stdout_stream), _read_capped(stderr_stream), process.wait()
+            )
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        raise
+    return process.returncode or 0, stdout, stderr
+
+
+async def _read_capped(stream: asyncio.StreamReader) -> str:
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        if len(kept) < OUTPUT_CAP_BYTES:
+            kept.extend(chunk[: OUTPUT_CAP_BYTES - len(kept)])
+    return kept.decode("utf-8", errors="replace")
+
+
+def _tail(text: str, limit: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]

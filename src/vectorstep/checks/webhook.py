@@ -1,0 +1,53 @@
+"""The `webhook` check: call a URL and evaluate `expect` on the response; a non-2xx is not an error."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from vectorstep.domain.signals import CheckResult
+from vectorstep.errors import TemplateError
+from vectorstep.spec.trust_blocks import WebhookCheckSpec
+from vectorstep.templating import evaluate, render_strict, render_value
+
+BODY_CAP_CHARS = 64 * 1024
+
+
+async def run_webhook_check(
+    spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient
+) -> CheckResult:
+    started = time.monotonic()
+
+    def result(passed: bool, detail: str) -> CheckResult:
+        return CheckResult(spec.name, "webhook", passed, detail, round((time.monotonic() - started) * 1000, 3))
+
+    try:
+        url = render_strict(spec.url, context)
+        headers = {key: render_strict(value, context) for key, value in spec.headers.items()}
+        payload = render_value(spec.payload, context)
+    except TemplateError as error:
+        return result(False, f"request cannot be rendered: {error}")
+    try:
+        response = await client.request(spec.method, url, headers=headers, json=payload, timeout=spec.timeout_seconds)
+    except httpx.TimeoutException:
+        return result(False, f"{spec.method} timed out after {spec.timeout_seconds:g}s")
+    except httpx.HTTPError as error:
+        return result(False, f"{spec.method} failed: {type(error).__name__}: {error}")
+    text = response.text[:BODY_CAP_CHARS]
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        body = text
+    scope = {
+        **context,
+        "response": {"status_code": response.status_code, "body": body, "headers": dict(response.headers)},
+    }
+    try:
+        held = bool(evaluate(spec.expect, scope))
+    except TemplateError as error:
+        return result(False, f"expect cannot be evaluated: {error} (status {response.status_code})")
+    return result(held, f"`{spec.expect}` {'held' if held else 'did not hold'}: status {response.status_code}")
