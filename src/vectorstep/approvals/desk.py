@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 
 # Shown while a run waits; returns when the person at the terminal has answered (or never).
-Interaction = Callable[[Approval, Callable[[bool, str], Awaitable[None]]], Awaitable[None]]
+Decide = Callable[[bool, str], Coroutine[Any, Any, None]]  # (approve, who)
+Interaction = Callable[[Approval, Decide], Awaitable[None]]
 
 
 class ApprovalStore(Protocol):
@@ -109,7 +110,7 @@ class ApprovalDesk:
 
     async def _announce(self, approval: Approval, route: ApprovalRouteSpec) -> None:
         message = self.message(approval)
-        log.warning("approval %s needed: %s", approval.id, message.text.replace("\n", " / "))
+        log.info("approval %s needed: %s", approval.id, message.text.replace("\n", " / "))
         if approval.channel == "log":
             return
         try:

@@ -6,6 +6,7 @@ from importlib.metadata import version
 
 import click
 
+from vectorstep.cli.approvals import approvals_group, resume_command
 from vectorstep.cli.common import configure_logging
 from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
@@ -27,6 +28,8 @@ cli.add_command(validate_command)
 cli.add_command(runs_group)
 cli.add_command(db_group)
 cli.add_command(demo_command)
+cli.add_command(approvals_group)
+runs_group.add_command(resume_command)
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import signal
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -47,7 +48,18 @@ async def open_runs(settings: Settings) -> RunRepository:
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coroutine)
+    """Run a command's work; SIGTERM stops it as cleanly as Ctrl-C (runs are marked, leases released)."""
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        if task is not None:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await coroutine
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
 
 
 def reports_errors(command: Callable[P, int | None]) -> Callable[P, None]:

@@ -86,11 +86,11 @@ def demo_command(config_path: Path | None) -> int:
 
     async def play() -> list[RunRecord]:
         records: list[RunRecord] = []
-        async with session(settings, project, as_json=False) as run:
+        async with session(settings, project, as_json=False) as active:
             for number, (scenario, loaded, context) in enumerate(jobs, start=1):
                 out.line()
                 out.line(f"{number}/{len(SCENARIOS)}  {scenario.title}", style="bold cyan")
-                record = await run(loaded, context)
+                record = await active.run(loaded, context)
                 print_run(record, out)
                 for step in record.steps:
                     if step.trust_report and step.trust_report.get("mode") == "enforced":

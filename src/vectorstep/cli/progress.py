@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vectorstep.cli.output import STATUS_STYLES, Output, duration, score
-from vectorstep.domain.events import RunEvent, RunLogged, StepFinished, StepStarted
+from vectorstep.domain.events import RunEvent, RunLogged, RunResumed, RunWaiting, StepFinished, StepStarted
 from vectorstep.domain.trace import TraceEvent
 
 
@@ -28,6 +28,19 @@ class Progress:
             )
             for warning in record.warnings:
                 self._out.line(f"  warning: {warning}", style="yellow")
+        elif isinstance(event, RunWaiting):
+            approval = event.approval
+            self._out.line(f"  waiting for a person — approval {approval.id[:12]}:", style="bold magenta")
+            for line in approval.message.splitlines() or [""]:
+                self._out.line(f"    {line}")
+            self._out.line(
+                f"    decide with `vectorstep approvals approve {approval.id[:12]}` (or `reject`); "
+                f"until {approval.expires_at:%H:%M:%S} UTC, then the stage decides "
+                f"({'approve' if approval.stage == 'testing' else 'reject'})",
+                style="magenta",
+            )
+        elif isinstance(event, RunResumed):
+            self._out.line(f"  {event.log.message}", style="magenta")
         elif isinstance(event, RunLogged) and event.log.level == "warning":
             self._out.line(f"  {event.log.message}", style="yellow")
 

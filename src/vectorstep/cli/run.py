@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +20,14 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.interactive import ask_at_terminal
 from vectorstep.cli.output import Output
 from vectorstep.cli.progress import Progress
 from vectorstep.cli.show import print_run
 from vectorstep.clock import SystemClock
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
-from vectorstep.domain.records import RunRecord
+from vectorstep.domain.records import ResumePoint, RunRecord
 from vectorstep.domain.status import exit_code
 from vectorstep.engine.preflight import preflight
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
@@ -29,7 +37,9 @@ from vectorstep.intake.generic import manual_context, normalise_generic
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
-from vectorstep.store.writer import StoreWriter
+from vectorstep.store.approvals import ApprovalRepository
+from vectorstep.store.runs import RunRepository
+from vectorstep.store.writer import LEASE_SECONDS, StoreWriter
 
 
 @click.command("run")
@@ -72,30 +82,58 @@ def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
 async def execute(
     settings: Settings, project: Project, loaded: LoadedPipeline, context: NormalisedContext, *, as_json: bool
 ) -> RunRecord:
-    async with session(settings, project, as_json=as_json) as run:
-        return await run(loaded, context)
+    async with session(settings, project, as_json=as_json) as active:
+        return await active.run(loaded, context)
+
+
+@dataclass
+class Session:
+    """One engine (and one set of tool servers) for the runs of a command, with its store and progress."""
+
+    engine: Engine
+    runs: RunRepository
+    approvals: ApprovalRepository
+    owner: str
+    progress: Progress
+
+    async def run(self, loaded: LoadedPipeline, context: NormalisedContext) -> RunRecord:
+        return await self.engine.run(loaded.spec, context, on_trace=self.progress.trace)
+
+    async def resume(self, point: ResumePoint) -> RunRecord:
+        return await self.engine.resume(point, on_trace=self.progress.trace)
 
 
 @asynccontextmanager
-async def session(
-    settings: Settings, project: Project, *, as_json: bool
-) -> AsyncIterator[Callable[[LoadedPipeline, NormalisedContext], Awaitable[RunRecord]]]:
-    """One engine (and one set of tool servers) for the runs of a command; progress on stderr."""
+async def session(settings: Settings, project: Project, *, as_json: bool) -> AsyncIterator[Session]:
     runs = await open_runs(settings)
+    approvals = ApprovalRepository(runs.database)
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     progress_out = Output(stderr=True)
     progress = Progress(progress_out, show_tools=progress_out.is_terminal)
-    observers: list[RunObserver] = [StoreWriter(runs)]
+    observers: list[RunObserver] = [StoreWriter(runs, owner)]
     if not as_json or progress_out.is_terminal:
         observers.append(progress)
+    interactive = sys.stdin.isatty() and progress_out.is_terminal
+    renewing = asyncio.create_task(keep_leases(runs, owner))
     try:
-        async with Engine(project, observers=observers) as engine:
-
-            async def run(loaded: LoadedPipeline, context: NormalisedContext) -> RunRecord:
-                return await engine.run(loaded.spec, context, on_trace=progress.trace)
-
-            yield run
+        async with Engine(
+            project,
+            observers=observers,
+            approvals=approvals,
+            interaction=ask_at_terminal if interactive else None,
+        ) as engine:
+            yield Session(engine, runs, approvals, owner, progress)
     finally:
+        renewing.cancel()
         await runs.database.dispose()
+
+
+async def keep_leases(runs: RunRepository, owner: str) -> None:
+    """While this process drives runs (also while they wait on people), it says so every few seconds."""
+    clock = SystemClock()
+    while True:
+        await asyncio.sleep(LEASE_SECONDS / 3)
+        await runs.renew(owner, clock.now() + timedelta(seconds=LEASE_SECONDS))
 
 
 def read_context(payload_path: Path | None, source: str | None) -> NormalisedContext:

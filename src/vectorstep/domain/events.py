@@ -60,6 +60,14 @@ class RunResumed:
 
 
 @dataclass(frozen=True)
+class RunDetached:
+    """The process stopped while the run waited on a person: the run stays `waiting`, free to resume."""
+
+    run_id: str
+    log: LogEntry
+
+
+@dataclass(frozen=True)
 class RunFinished:
     run_id: str
     status: RunStatus
@@ -71,7 +79,7 @@ class RunFinished:
     log: LogEntry
 
 
-RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunWaiting | RunResumed | RunFinished
+RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunWaiting | RunResumed | RunDetached | RunFinished
 
 
 class RunObserver(Protocol):

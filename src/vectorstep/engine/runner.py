@@ -24,6 +24,7 @@ from vectorstep.domain.approvals import Approval
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import (
     Observers,
+    RunDetached,
     RunFinished,
     RunLogged,
     RunResumed,
@@ -111,6 +112,7 @@ class Runner:
         self._desk = desk
         self._interaction = interaction
         self._new_id = new_id
+        self._waiting: set[str] = set()  # runs that wait on a person right now
 
     async def run(
         self,
@@ -158,9 +160,7 @@ class Runner:
         try:
             status, error = await self._walk(drive, start)
         except asyncio.CancelledError:
-            await asyncio.shield(
-                self._finish(run.run_id, RunStatus.INTERRUPTED, "the run was interrupted", drive.totals)
-            )
+            await asyncio.shield(self._stopped(run.run_id, drive.totals))
             raise
         except Exception as unexpected:  # a bug of ours must not strand the run as `running`
             log.exception("run %s failed unexpectedly", run.run_id)
@@ -264,10 +264,12 @@ class Runner:
         async def waiting(approval: Approval) -> None:
             message = f"waiting for a person: approval {approval.id[:12]} (decide with `vectorstep approvals`)"
             log_entry = self._log(run_id, "run_waiting", message, step=approval.step)
+            self._waiting.add(run_id)
             await self._observers.notify(RunWaiting(run_id, approval, log_entry))
 
         async def resumed(approval: Approval) -> None:
             decided = f"approval {approval.id[:12]} {approval.status.value} by {approval.decided_by}"
+            self._waiting.discard(run_id)
             await self._observers.notify(RunResumed(run_id, self._log(run_id, "run_resumed", decided)))
 
         return HumanGate(self._desk, waiting, resumed, self._interaction)
@@ -288,6 +290,14 @@ class Runner:
         if budget.max_usd is not None and totals.cost is not None and totals.cost > budget.max_usd:
             return f"budget exceeded: {totals.cost:.4f} USD spent, max_usd is {budget.max_usd:g}"
         return None
+
+    async def _stopped(self, run_id: str, totals: _Totals) -> None:
+        """This process stops: a run waiting on a person stays waiting (anyone may resume it later)."""
+        if run_id in self._waiting:
+            message = "this process stopped while the run waited for a person; it stays waiting and can be resumed"
+            await self._observers.notify(RunDetached(run_id, self._log(run_id, "run_detached", message)))
+            return
+        await self._finish(run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals)
 
     async def _finish(self, run_id: str, status: RunStatus, error: str | None, totals: _Totals) -> datetime:
         finished = self._clock.now()

@@ -84,6 +84,11 @@ class ApprovalRepository:
         changed = await self.database.write(work)
         return await self.get_approval(full_id), changed == 1
 
+    async def for_run(self, run_id: str) -> list[Approval]:
+        query = select(approvals).where(approvals.c.run_id == run_id).order_by(approvals.c.created_at)
+        rows = await self.database.read(lambda connection: list(connection.execute(query).mappings()))
+        return [_approval(row) for row in rows]
+
     async def list_approvals(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[Approval]:
         query = select(approvals).order_by(approvals.c.created_at.desc()).limit(limit)
         if status is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, RowMapping, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, or_, select, update
 
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
@@ -95,6 +95,38 @@ class RunRepository:
             connection.execute(insert(pipeline_run_events), [_log_row(log)])
 
         await self.database.write(work)
+
+    async def claim(self, run_id: str, owner: str, until: datetime, now: datetime) -> bool:
+        """Take the run's lease if nobody holds a live one: only one process drives a run."""
+        columns = pipeline_runs.c
+        query = (
+            update(pipeline_runs)
+            .where(
+                columns.id == run_id,
+                or_(columns.lease_owner.is_(None), columns.lease_owner == owner, columns.lease_expires_at < now),
+            )
+            .values(lease_owner=owner, lease_expires_at=until)
+        )
+        return await self.database.write(lambda connection: int(connection.execute(query).rowcount) == 1)
+
+    async def renew(self, owner: str, until: datetime) -> None:
+        query = update(pipeline_runs).where(pipeline_runs.c.lease_owner == owner).values(lease_expires_at=until)
+        await self.database.write(lambda connection: connection.execute(query))
+
+    async def release(self, run_id: str, owner: str) -> None:
+        columns = pipeline_runs.c
+        query = (
+            update(pipeline_runs)
+            .where(columns.id == run_id, columns.lease_owner == owner)
+            .values(lease_owner=None, lease_expires_at=None)
+        )
+        await self.database.write(lambda connection: connection.execute(query))
+
+    async def lease(self, run_id: str) -> tuple[str | None, datetime | None]:
+        columns = pipeline_runs.c
+        query = select(columns.lease_owner, columns.lease_expires_at).where(columns.id == run_id)
+        row = await self.database.read(lambda connection: connection.execute(query).first())
+        return (row[0], row[1]) if row is not None else (None, None)
 
     async def set_status(self, run_id: str, status: RunStatus, log: LogEntry) -> None:
         def work(connection: Connection) -> None:

@@ -1,8 +1,11 @@
-"""The observer that writes a run to the database as it happens."""
+"""The observer that writes a run to the database as it happens (and holds the leases of its runs)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from vectorstep.domain.events import (
+    RunDetached,
     RunEvent,
     RunFinished,
     RunLogged,
@@ -15,22 +18,29 @@ from vectorstep.domain.events import (
 from vectorstep.domain.status import RunStatus
 from vectorstep.store.runs import RunRepository
 
+LEASE_SECONDS = 30.0
+
 
 class StoreWriter:
-    def __init__(self, runs: RunRepository) -> None:
+    """Writes every event as it happens; with an `owner`, also holds the lease of the runs it writes."""
+
+    def __init__(self, runs: RunRepository, owner: str | None = None) -> None:
         self._runs = runs
+        self._owner = owner
 
     async def notify(self, event: RunEvent) -> None:
         if isinstance(event, RunStarted):
-            await self._runs.insert_run(event.run, event.log)
+            await self._started(event)
         elif isinstance(event, StepFinished):
             await self._runs.insert_step(event.record, event.log)
         elif isinstance(event, StepStarted | RunLogged):
             await self._runs.append_log(event.log)
-        elif isinstance(event, RunWaiting):
-            await self._runs.set_status(event.run_id, RunStatus.WAITING, event.log)
-        elif isinstance(event, RunResumed):
-            await self._runs.set_status(event.run_id, RunStatus.RUNNING, event.log)
+        elif isinstance(event, RunWaiting | RunResumed):
+            status = RunStatus.WAITING if isinstance(event, RunWaiting) else RunStatus.RUNNING
+            await self._runs.set_status(event.run_id, status, event.log)
+        elif isinstance(event, RunDetached):
+            await self._runs.append_log(event.log)
+            await self._release(event.run_id)
         elif isinstance(event, RunFinished):
             await self._runs.finish_run(
                 event.run_id,
@@ -42,3 +52,14 @@ class StoreWriter:
                 cost=event.cost,
                 log=event.log,
             )
+            await self._release(event.run_id)
+
+    async def _started(self, event: RunStarted) -> None:
+        await self._runs.insert_run(event.run, event.log)
+        if self._owner is not None:
+            until = event.log.ts + timedelta(seconds=LEASE_SECONDS)
+            await self._runs.claim(event.run.run_id, self._owner, until, event.log.ts)
+
+    async def _release(self, run_id: str) -> None:
+        if self._owner is not None:
+            await self._runs.release(run_id, self._owner)
