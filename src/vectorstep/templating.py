@@ -62,9 +62,26 @@ def _to_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
 
 
+def _number(kind: type[int] | type[float]) -> Callable[..., Any]:
+    """`| float` and `| int` that refuse what is not a number, instead of Jinja's silent 0.
+
+    `result | float < 5` must not pass when a check's command printed an error message.
+    """
+
+    def convert(value: Any, *_ignored: Any) -> int | float:
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not a number") from None
+
+    return convert
+
+
 def _environment(**options: Any) -> _Environment:
     environment = _Environment(autoescape=False, keep_trailing_newline=True, **options)
     environment.filters["tojson"] = _to_json
+    environment.filters["float"] = _number(float)
+    environment.filters["int"] = _number(int)
     return environment
 
 

@@ -42,7 +42,7 @@ async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any]) -> C
     except OSError as error:
         return result(False, f"cannot start {argv[0]!r}: {error.strerror or error}")
     expect = spec.expect or DEFAULT_EXPECT
-    if exit_code != 0 and "exit_code" not in names_in(expect):
+    if exit_code != 0 and (spec.expect is None or "exit_code" not in names_in(expect)):
         return result(False, f"exited with {exit_code}: {_tail(stderr or stdout)}")
     scope = {**context, "result": stdout.strip(), "exit_code": exit_code, "stderr": stderr.strip()}
     try:

@@ -1,0 +1,136 @@
+"""The shell check: hostile values stay one argument, timeouts kill the whole group, fail-closed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from vectorstep.checks.shell import OUTPUT_CAP_BYTES, run_shell_check
+from vectorstep.spec.trust_blocks import ShellCheckSpec
+from vectorstep.templating import NamedMapping
+
+# Values an agent might put in its answer, by accident or because it was prompt-injected.
+HOSTILE = [
+    "; touch {canary}",
+    "&& touch {canary}",
+    "|| touch {canary}",
+    "| tee {canary}",
+    "$(touch {canary})",
+    "`touch {canary}`",
+    "'; touch {canary}; echo '",
+    '"; touch {canary}; echo "',
+    "\\'; touch {canary} #",
+    "\ntouch {canary}",
+    "\r\ntouch {canary}",
+    "> {canary}",
+    ">> {canary}",
+    "< /etc/passwd",
+    "& touch {canary} &",
+    "$HOME ${{HOME}} $((1+1))",
+    "*",
+    "~root",
+    "-rf --no-preserve-root /",
+    "{{{{ 7*7 }}}}",
+    "a\x00b",
+    "$'\\x3b' touch {canary}",
+    "checkout-7d9f ; touch {canary}",
+    "!!",
+]
+
+
+def spec(**fields: object) -> ShellCheckSpec:
+    return ShellCheckSpec.model_validate({"type": "shell", "name": "c", **fields})
+
+
+def context(value: object) -> dict[str, object]:
+    return {"steps": NamedMapping("steps", {"investigate": NamedMapping("steps.investigate", {"pod": value})})}
+
+
+@pytest.mark.parametrize("template", HOSTILE, ids=[f"hostile-{n}" for n in range(len(HOSTILE))])
+async def test_an_agent_value_is_always_one_literal_argument(template: str, tmp_path: Path) -> None:
+    canary = tmp_path / "pwned"
+    value = template.format(canary=canary).replace("\x00", "")
+    check = spec(run="set -- {{ steps.investigate.pod }}; echo $#", expect="result == '1'")
+    result = await run_shell_check(check, context(value))
+    assert not canary.exists(), f"{value!r} escaped its argument"
+    echoed = await run_shell_check(
+        spec(run="printf '%s' {{ steps.investigate.pod }}", expect="result == steps.investigate.pod.strip()"),
+        context(value),
+    )
+    assert not canary.exists()
+    assert result.passed, result.detail  # exactly one argument reached printf
+    assert echoed.passed, echoed.detail  # ... and it was the value itself, byte for byte
+
+
+async def test_the_argv_form_runs_without_a_shell(tmp_path: Path) -> None:
+    canary = tmp_path / "pwned"
+    result = await run_shell_check(
+        spec(argv=["printf", "%s", "{{ steps.investigate.pod }}"], expect=f"result == 'x; touch {canary}'"),
+        context(f"x; touch {canary}"),
+    )
+    assert result.passed and not canary.exists()
+
+
+async def test_expect_sees_result_exit_code_and_the_step_context() -> None:
+    held = await run_shell_check(spec(run="echo 0.042", expect="result | float > 0.02"), {})
+    missed = await run_shell_check(spec(run="echo 0.001", expect="result | float > 0.02"), {})
+    assert held.passed and "held" in held.detail
+    assert not missed.passed and "did not hold" in missed.detail and "0.001" in missed.detail
+
+
+async def test_a_non_zero_exit_fails_unless_expect_speaks_of_exit_codes() -> None:
+    failed = await run_shell_check(spec(run="echo nope >&2; exit 3"), {})
+    expected = await run_shell_check(spec(run="exit 3", expect="exit_code == 3"), {})
+    default = await run_shell_check(spec(run="true"), {})
+    assert not failed.passed and failed.detail.startswith("exited with 3") and "nope" in failed.detail
+    assert expected.passed and default.passed
+
+
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"run": "echo hi", "expect": "reslt == 'hi'"}, "expect cannot be evaluated"),
+        ({"run": "echo hi", "expect": "result | float > 1"}, "expect cannot be evaluated"),
+        ({"run": "echo {{ steps.nope.x }}"}, "command cannot be rendered"),
+        ({"argv": ["/no/such/program"]}, "cannot start"),
+    ],
+    ids=["typo", "not-a-number", "undefined-value", "missing-program"],
+)
+async def test_anything_unclear_is_a_failure_with_its_reason(fields: dict[str, object], detail: str) -> None:
+    result = await run_shell_check(spec(**fields), context("x"))
+    assert not result.passed and detail in result.detail
+
+
+async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    started = time.monotonic()
+    result = await run_shell_check(spec(run=f"sleep 30 & echo $! > {pid_file}; wait", timeout_seconds=0.5), {})
+    assert time.monotonic() - started < 5
+    assert not result.passed and "timed out after 0.5s" in result.detail
+    child = int(pid_file.read_text())
+    assert _gone(child), "the background child outlived the timeout"  # not only the shell was killed
+
+
+def _gone(pid: int) -> bool:
+    """Dead, or a zombie waiting to be reaped (which no longer runs)."""
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_output_is_capped_but_the_command_is_not_blocked() -> None:
+    result = await run_shell_check(spec(run="head -c 5000000 /dev/zero | tr '\\\\0' 'x'", expect="result | length"), {})
+    assert result.passed
+    capped = await run_shell_check(
+        spec(run="head -c 5000000 /dev/zero | tr '\\\\0' 'x'", expect=f"result | length == {OUTPUT_CAP_BYTES}"), {}
+    )
+    assert capped.passed, capped.detail
