@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,11 +32,12 @@ async def run_checks(
     base: ApprovalRequest,
     done: Sequence[CheckResult] = (),
     below_threshold: str | None = None,
+    cwd: Path | None = None,
 ) -> list[CheckResult]:
     """Every declared check's result, in declared order. `done` are results from before a restart."""
     finished = {result.name: result for result in done}
     queries = [check for check in checks if not isinstance(check, HumanCheckSpec) and check.name not in finished]
-    answers = await asyncio.gather(*(_query(check, context, http) for check in queries))
+    answers = await asyncio.gather(*(_query(check, context, http, cwd) for check in queries))
     finished.update({result.name: result for result in answers})
     for check in checks:
         if not isinstance(check, HumanCheckSpec) or check.name in finished:
@@ -51,9 +53,11 @@ async def run_checks(
     return [finished[check.name] for check in checks]
 
 
-async def _query(check: CheckSpec, context: Mapping[str, Any], http: httpx.AsyncClient) -> CheckResult:
+async def _query(
+    check: CheckSpec, context: Mapping[str, Any], http: httpx.AsyncClient, cwd: Path | None
+) -> CheckResult:
     if isinstance(check, ShellCheckSpec):
-        return await run_shell_check(check, context)
+        return await run_shell_check(check, context, cwd)
     if isinstance(check, WebhookCheckSpec):
         return await run_webhook_check(check, context, http)
     raise TypeError(f"not a query check: {check!r}")

@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from vectorstep.domain.signals import CheckResult
@@ -25,7 +26,8 @@ OUTPUT_CAP_BYTES = 64 * 1024
 DEFAULT_EXPECT = "exit_code == 0"
 
 
-async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any]) -> CheckResult:
+async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any], cwd: Path | None = None) -> CheckResult:
+    """Run in `cwd` (the folder of vectorstep.yaml), where relative paths in the command resolve."""
     started = time.monotonic()
 
     def result(passed: bool, detail: str) -> CheckResult:
@@ -36,7 +38,7 @@ async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any]) -> C
     except TemplateError as error:
         return result(False, f"command cannot be rendered: {error}")
     try:
-        exit_code, stdout, stderr = await _execute(argv, spec.timeout_seconds)
+        exit_code, stdout, stderr = await _execute(argv, spec.timeout_seconds, cwd)
     except TimeoutError:
         return result(False, f"timed out after {spec.timeout_seconds:g}s; its process group was killed")
     except OSError as error:
@@ -59,9 +61,10 @@ def _argv(spec: ShellCheckSpec, context: Mapping[str, Any]) -> list[str]:
     return [render_strict(part, context) for part in spec.argv or []]
 
 
-async def _execute(argv: list[str], timeout_seconds: float) -> tuple[int, str, str]:
+async def _execute(argv: list[str], timeout_seconds: float, cwd: Path | None) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         *argv,
+        cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

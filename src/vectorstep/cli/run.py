@@ -73,7 +73,9 @@ def run_command(
 
 def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
     loaded = project.pipeline(name_or_path)
-    problems = project.problems_for(loaded) + preflight(loaded, EXECUTOR_CAPABILITIES)
+    problems = project.problems_for(loaded) + preflight(
+        loaded, EXECUTOR_CAPABILITIES, project.settings.spec.notifications
+    )
     if problems:
         raise ConfigError(problems)
     return loaded

@@ -61,7 +61,7 @@ def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]
             else:
                 loaded = load_pipeline(file, project.library)
                 problems.extend(check_references(loaded, project.agents, settings))
-                problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES))
+                problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
         except ConfigError as error:
             problems.extend(error.problems)
     return problems, len(files)
@@ -71,6 +71,6 @@ def _project(settings: Settings) -> tuple[list[Problem], int]:
     project = load_project(settings)
     problems = list(project.problems)
     for loaded in project.pipelines.values():
-        problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES))
+        problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
     count = 1 + len(project.pipelines) + len(project.library) + len(project.agents)
     return problems, count

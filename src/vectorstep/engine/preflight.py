@@ -6,8 +6,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vectorstep.domain.execution import ExecutorCapabilities
-from vectorstep.errors import Problem
+from vectorstep.errors import ConfigError, Problem
+from vectorstep.notify.routing import channel_settings
 from vectorstep.spec.pipelines import LoadedPipeline
+from vectorstep.spec.service import NotificationChannelsSpec
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec, TrustedWorkSpec
 from vectorstep.templating import syntax_error
@@ -17,7 +19,11 @@ EXPRESSION_KEYS = frozenset({"when", "expect", "over"})
 PLAIN_KEYS = frozenset({"name", "description", "executor", "stage", "cron", "regex"})
 
 
-def preflight(loaded: LoadedPipeline, executors: Mapping[str, ExecutorCapabilities]) -> list[Problem]:
+def preflight(
+    loaded: LoadedPipeline,
+    executors: Mapping[str, ExecutorCapabilities],
+    channels: NotificationChannelsSpec | None = None,
+) -> list[Problem]:
     problems: list[Problem] = []
     data = loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for path, text, is_expression in _templates(data, ()):
@@ -30,6 +36,52 @@ def preflight(loaded: LoadedPipeline, executors: Mapping[str, ExecutorCapabiliti
             )
     for path, work in _work(loaded):
         problems.extend(_executor_problems(loaded, path, work, executors))
+        if len(path) > 2:  # inside a parallel group or a fan-out
+            problems.extend(_people_in_branches(loaded, path, work))
+    problems.extend(_notification_problems(loaded, channels or NotificationChannelsSpec()))
+    return problems
+
+
+def _people_in_branches(loaded: LoadedPipeline, path: KeyPath, work: TrustedWorkSpec) -> list[Problem]:
+    """A branch waiting on a person would hold its whole group; ask before or after the group."""
+    keys: list[KeyPath] = [("executor",)] if work.executor == "human" else []
+    keys += [
+        ("deterministic_checks", index)
+        for index, check in enumerate(work.deterministic_checks)
+        if check.type == "human"
+    ]
+    problems = []
+    for key in keys:
+        location = loaded.source.locate((*path, *key))
+        problems.append(
+            Problem(
+                location.file,
+                location.line,
+                format_key_path((*path, *key)),
+                "a person cannot be asked inside a parallel group or a fan-out; ask in a step before or after it",
+            )
+        )
+    return problems
+
+
+def _notification_problems(loaded: LoadedPipeline, channels: NotificationChannelsSpec) -> list[Problem]:
+    problems = []
+    for action, targets in loaded.spec.notifications.items():
+        for index, target in enumerate(targets):
+            try:
+                channel_settings(target.channel, getattr(channels, target.channel, None), target.config, "")
+            except ConfigError as error:
+                location = loaded.source.locate(("notifications", action, index))
+                reason = error.problems[0].message
+                problems.append(
+                    Problem(
+                        location.file,
+                        location.line,
+                        format_key_path(("notifications", action, index)),
+                        f"{reason} (set it under `notifications.{target.channel}` in vectorstep.yaml, "
+                        "or in this target's `config`)",
+                    )
+                )
     return problems
 
 

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -101,6 +102,7 @@ class Runner:
         outbound: Outbound,
         desk: ApprovalDesk | None = None,
         interaction: Interaction | None = None,
+        workdir: Path | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self._executors = executors
@@ -111,6 +113,7 @@ class Runner:
         self._outbound = outbound
         self._desk = desk
         self._interaction = interaction
+        self._workdir = workdir
         self._new_id = new_id
         self._waiting: set[str] = set()  # runs that wait on a person right now
 
@@ -256,6 +259,7 @@ class Runner:
             http=self._http,
             human=self._gate(state.run_id) if self._desk is not None else None,
             on_trace=(lambda event: on_trace(step, event)) if on_trace else None,
+            workdir=self._workdir,
         )
 
     def _gate(self, run_id: str) -> HumanGate:

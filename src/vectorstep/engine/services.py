@@ -84,6 +84,7 @@ class Engine:
             outbound=Outbound(service.notifications, self.http),
             desk=self.desk,
             interaction=interaction,
+            workdir=project.settings.base_dir,
         )
 
     async def run(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -45,6 +46,7 @@ class SideCallContext:
     context: Mapping[str, Any]
     http: httpx.AsyncClient
     human: HumanGate | None = None
+    workdir: Path | None = None  # where shell checks run: the folder of vectorstep.yaml
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ async def _checks(  # noqa: PLR0917
         base=base,
         done=done,
         below_threshold=below_threshold,
+        cwd=side.workdir,
     )
 
 

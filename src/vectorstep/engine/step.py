@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,6 +43,7 @@ class StepEnvironment:
     http: httpx.AsyncClient
     human: HumanGate | None = None
     on_trace: TraceListener | None = None
+    workdir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,7 @@ async def _assessed(  # noqa: PLR0917
         context=context,
         http=env.http,
         human=env.human,
+        workdir=env.workdir,
     )
     assessment = await assess(
         plan.work, result, plan.confidence_threshold, plan.on_low_confidence, side, progress, plan.gated

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,9 +74,6 @@ def load_settings(
     if config_path is None:
         spec = ServiceSpec()
     else:
-        # `${VECTORSTEP_PYTHON}` is the interpreter running VectorStep: a tool server written in
-        # Python can be started with the same installed packages.
-        environ = {"VECTORSTEP_PYTHON": sys.executable, **(os.environ if environ is None else environ)}
         document = load_document(config_path, environ=environ)
         if document.data is None:
             document = Document(data={}, source=SourceMap(Location(display_path(config_path), 1)), path=config_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,7 +127,10 @@ def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text:
         raise ConfigError.single(shown, f"invalid YAML: {error}") from None
     source = SourceMap(default=Location(shown, 1))
     problems: list[Problem] = []
-    converter = _Converter(shown, source, os.environ if environ is None else environ, problems)
+    # `${VECTORSTEP_PYTHON}` is the interpreter running VectorStep: a tool server or a check
+    # written in Python can be started with the same installed packages.
+    environ = {"VECTORSTEP_PYTHON": sys.executable, **(os.environ if environ is None else environ)}
+    converter = _Converter(shown, source, environ, problems)
     data = converter.convert(node, (), 1)
     if problems:
         raise ConfigError(problems)
