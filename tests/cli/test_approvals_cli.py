@@ -137,3 +137,44 @@ def test_a_run_whose_process_died_hard_is_resumed_once_its_lease_ran_out(project
     shown = json.loads(run_cli("runs", "show", str(first["run_id"]), "--json", cwd=project.root).stdout)
     assert shown["status"] == "completed" and [step["name"] for step in shown["steps"]] == ["plan", "confirm"]
     assert Path(project.root / "runs.db").exists()
+
+
+def test_the_person_at_the_terminal_decides_by_typing(project: ProjectDir) -> None:
+    import pty
+    import select
+
+    waiting_project(project)
+    controller, terminal = pty.openpty()  # `vectorstep run` sees a real terminal
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("VECTORSTEP_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", "run", "rollback"],
+        cwd=project.root,
+        env={**environment, "TERM": "dumb", "COLUMNS": "200"},
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    seen = b""
+    answered = 0
+    deadline = time.monotonic() + 60
+    try:
+        while process.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(controller, 4096)
+                except OSError:
+                    break
+            if seen.count(b"Type y or n and Enter") > answered:
+                os.write(controller, b"y\n" if answered == 0 else b"n\n")
+                answered += 1
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        os.close(controller)
+    text = seen.decode(errors="replace")
+    assert answered == 2, text
+    assert process.returncode == 3, text  # approved the plan at the prompt, then said no to `confirm`
+    decided = json.loads(run_cli("approvals", "list", "--all", "--json", cwd=project.root).stdout)
+    assert sorted(approval["status"] for approval in decided) == ["approved", "rejected"]

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +23,7 @@ from vectorstep.domain.records import RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.errors import ConfigError
 from vectorstep.spec.project import load_project
-from vectorstep.spec.settings import load_settings, redact_url
+from vectorstep.spec.settings import Settings, load_settings, redact_url
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,14 @@ SCENARIOS = (
         "payloads/trust-ungrounded.json",
         RunStatus.ESCALATED,
     ),
+    Scenario(
+        "Deterministic checks: a shell query, a webhook and a person confirm the investigation",
+        "deterministic-checks-step-context",
+        "payloads/checkout-5xx.json",
+        RunStatus.COMPLETED,
+    ),
 )
+SERVICE_ENV = "VECTORSTEP_DEMO_SERVICE"
 
 
 def samples_dir() -> Path:
@@ -74,7 +86,32 @@ def demo_command(config_path: Path | None) -> int:
     out = Output()
     samples = samples_dir()
     database_url = settings_from(config_path).database_url
-    settings = dataclasses.replace(load_settings(samples / "vectorstep.yaml"), database_url=database_url)
+    with demo_service(samples) as service_url:
+        os.environ[SERVICE_ENV] = service_url  # the sample pipelines' webhook checks call it
+        settings = dataclasses.replace(load_settings(samples / "vectorstep.yaml"), database_url=database_url)
+        return _play(out, samples, settings, database_url)
+
+
+@contextmanager
+def demo_service(samples: Path) -> Iterator[str]:
+    """The samples' small dashboards service, on a free local port, for as long as the demo runs."""
+    process = subprocess.Popen(
+        [sys.executable, str(samples / "tools" / "dashboards_service.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        first = process.stdout.readline() if process.stdout else ""
+        if not first.startswith("listening on "):
+            raise ConfigError.single(str(samples / "tools"), "the demo's dashboards service did not start")
+        yield first.removeprefix("listening on ").strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _play(out: Output, samples: Path, settings: Settings, database_url: str) -> int:
     project = load_project(settings)
     out.line("VectorStep demo — offline: scripted agents calling real tools over MCP, no API keys.", style="bold")
     out.line(f"Samples: {samples}")
