@@ -21,8 +21,13 @@ from vectorstep.store.runs import RunRepository
 from vectorstep.testing import FakeClock
 
 
-async def desk_for(database: Database, clock: Clock, routes: dict[str, object] | None = None,
-                   http: httpx.AsyncClient | None = None, poll_seconds: float = 1) -> ApprovalDesk:
+async def desk_for(
+    database: Database,
+    clock: Clock,
+    routes: dict[str, object] | None = None,
+    http: httpx.AsyncClient | None = None,
+    poll_seconds: float = 1,
+) -> ApprovalDesk:
     runs = RunRepository(database)
     run = RunRecord("run-1", "p", RunStatus.RUNNING, "production", clock.now(), "manual")
     await runs.insert_run(run, LogEntry("run-1", clock.now(), "info", "x", "x"))
@@ -64,7 +69,9 @@ async def test_a_decision_from_elsewhere_ends_the_wait(database: Database) -> No
     assert not changed and again.status is ApprovalStatus.APPROVED  # decided once
 
 
-@pytest.mark.parametrize(("stage", "status"), [("testing", ApprovalStatus.APPROVED), ("production", ApprovalStatus.REJECTED)])
+@pytest.mark.parametrize(
+    ("stage", "status"), [("testing", ApprovalStatus.APPROVED), ("production", ApprovalStatus.REJECTED)]
+)
 async def test_the_clock_decides_by_stage(database: Database, stage: str, status: ApprovalStatus) -> None:
     clock = FakeClock()
     desk = await desk_for(database, clock)
@@ -101,7 +108,9 @@ async def test_production_uses_the_teams_channel_and_testing_never_leaves_the_pr
     assert body["decide"]["approve (POST)"] == f"https://vectorstep.example/api/approvals/{sent.id}/approve"  # type: ignore[index]
 
 
-async def test_a_failing_channel_leaves_the_approval_decidable(database: Database, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failing_channel_leaves_the_approval_decidable(
+    database: Database, caplog: pytest.LogCaptureFixture
+) -> None:
     routes = {"default": {"channel": "webhook", "webhook": {"url": "http://127.0.0.1:9/down"}}}
     async with httpx.AsyncClient() as client:
         desk = await desk_for(database, FakeClock(), routes, client)

@@ -43,7 +43,7 @@ async def test_a_non_2xx_is_evaluated_not_raised(http_server: RecordingServer) -
 @pytest.mark.parametrize(
     ("url", "fields", "detail"),
     [
-        ("http://127.0.0.1:9/x", {}, "failed: ConnectError"),
+        ("http://127.0.0.1:9/x", {}, "GET http://127.0.0.1:9/… failed: ConnectError"),
         ("{{ steps.nope.uid }}", {}, "cannot be rendered"),
         ("SERVER/x", {"expect": "response.body.missing.key == 1"}, "expect cannot be evaluated"),
     ],

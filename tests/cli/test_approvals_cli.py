@@ -32,7 +32,11 @@ def waiting_project(project: ProjectDir, *, stage: str = "production") -> None:
                         {"type": "human", "name": "signoff", "message": "Roll back 8f3a?", "timeout_seconds": 3600}
                     ],
                 },
-                {"name": "confirm", "executor": "human", "executor_config": {"message": "Done?", "timeout_seconds": 3600}},
+                {
+                    "name": "confirm",
+                    "executor": "human",
+                    "executor_config": {"message": "Done?", "timeout_seconds": 3600},
+                },
             ],
         },
     )

@@ -111,7 +111,7 @@ def test_the_demo_runs_offline_and_says_where_to_look(tmp_path: Path) -> None:
     assert (tmp_path / "vectorstep.db").exists()
     listed = run_cli("runs", "list", "--json", cwd=tmp_path)
     runs = json.loads(listed.stdout)
-    assert sorted(run["status"] for run in runs) == ["completed", "completed", "escalated", "escalated"]
+    assert sorted(run["status"] for run in runs) == ["completed", "completed", "completed", "escalated", "escalated"]
     assert "Trust (enforced) — authorise-remediation" in result.stdout
     assert "Grounding is enforced: trust became min(0.90, G) = 0.50." in result.stdout
     shown = json.loads(run_cli("runs", "show", runs[-1]["run_id"], "--json", cwd=tmp_path).stdout)

@@ -11,6 +11,7 @@ import httpx
 
 from vectorstep.domain.signals import CheckResult
 from vectorstep.errors import TemplateError
+from vectorstep.executors.http import target
 from vectorstep.spec.trust_blocks import WebhookCheckSpec
 from vectorstep.templating import evaluate, render_strict, render_value
 
@@ -34,9 +35,9 @@ async def run_webhook_check(
     try:
         response = await client.request(spec.method, url, headers=headers, json=payload, timeout=spec.timeout_seconds)
     except httpx.TimeoutException:
-        return result(False, f"{spec.method} timed out after {spec.timeout_seconds:g}s")
+        return result(False, f"{spec.method} {target(url)} timed out after {spec.timeout_seconds:g}s")
     except httpx.HTTPError as error:
-        return result(False, f"{spec.method} failed: {type(error).__name__}: {error}")
+        return result(False, f"{spec.method} {target(url)} failed: {type(error).__name__}: {error}")
     text = response.text[:BODY_CAP_CHARS]
     try:
         body: Any = json.loads(text) if text else None

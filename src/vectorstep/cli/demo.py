@@ -88,8 +88,11 @@ def demo_command(config_path: Path | None) -> int:
     database_url = settings_from(config_path).database_url
     with demo_service(samples) as service_url:
         os.environ[SERVICE_ENV] = service_url  # the sample pipelines' webhook checks call it
-        settings = dataclasses.replace(load_settings(samples / "vectorstep.yaml"), database_url=database_url)
-        return _play(out, samples, settings, database_url)
+        try:
+            settings = dataclasses.replace(load_settings(samples / "vectorstep.yaml"), database_url=database_url)
+            return _play(out, samples, settings, database_url)
+        finally:
+            del os.environ[SERVICE_ENV]
 
 
 @contextmanager
@@ -103,6 +106,8 @@ def demo_service(samples: Path) -> Iterator[str]:
     )
     try:
         first = process.stdout.readline() if process.stdout else ""
+        if process.stdout:
+            process.stdout.close()  # only its first line is read: it must never block on a full pipe
         if not first.startswith("listening on "):
             raise ConfigError.single(str(samples / "tools"), "the demo's dashboards service did not start")
         yield first.removeprefix("listening on ").strip()

@@ -30,13 +30,13 @@ def why(record: StepRecord, threshold: float) -> str:
         return f"step {record.name} said not to proceed" + (f": {reason}" if reason else "")
     if record.combined_trust is None:
         return f"step {record.name} {record.status.value}" + (f": {record.error}" if record.error else "")
-    failed = [
-        check["name"] for check in (record.trust_report or {}).get("deterministic_checks") or [] if not check["passed"]
-    ]
-    checks = f" (check {', '.join(failed)} failed)" if failed else ""
+    checks = (record.trust_report or {}).get("deterministic_checks") or []
+    # A check nobody was asked (another one had already failed) is not a reason of its own.
+    failed = [check["name"] for check in checks if not check["passed"] and not check["detail"].startswith("not asked")]
+    failed_text = f" (check {', '.join(failed)} failed)" if failed else ""
     return (
         f"step {record.name} {record.status.value}: combined_trust {record.combined_trust:g} "
-        f"is below its confidence_threshold {threshold:g}{checks}"
+        f"is below its confidence_threshold {threshold:g}{failed_text}"
     )
 
 
