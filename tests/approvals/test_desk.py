@@ -118,3 +118,13 @@ async def test_a_failing_channel_leaves_the_approval_decidable(
     assert "the webhook channel failed" in caplog.text and "vectorstep approvals approve" in caplog.text
     decided, changed = await desk.decide(approval.id, True, "alice")
     assert changed and decided.approved
+
+
+async def test_an_approval_that_expired_with_nobody_waiting_is_settled_by_the_stage(database: Database) -> None:
+    clock = FakeClock()
+    desk = await desk_for(database, clock)
+    approval = await desk.ask(request(stage="testing"))
+    assert (await desk.settle(approval)).status is ApprovalStatus.PENDING  # not yet due
+    clock.advance(61)
+    settled = await desk.settle(approval)
+    assert settled.status is ApprovalStatus.APPROVED and settled.decided_by == TIMEOUT

@@ -265,3 +265,14 @@ async def test_a_waiting_run_resumes_elsewhere_without_asking_the_agent_again(
     checkpoint = pending[0].checkpoint or {}
     assert [event.as_dict() for event in act.trace] == checkpoint["primary"]["trace"]  # the same answer, not a new one
     assert act.deterministic_passed is True and after.status is StepStatus.COMPLETED
+
+
+async def test_a_step_timeout_shorter_than_the_approval_still_lets_the_stage_decide(
+    project: ProjectDir, database: Database
+) -> None:
+    step = {"name": "ask", "executor": "human", "timeout_seconds": 5, "executor_config": {"message": "ok?", "timeout_seconds": 3600}}
+    loaded = build(project, [step], stage="testing")
+    run = await run_it(loaded, database)
+    (approval,) = await ApprovalRepository(database).list_approvals()
+    assert run.steps[0].status is StepStatus.COMPLETED and approval.decided_by == "timeout"
+    assert approval.expires_at - approval.created_at == __import__("datetime").timedelta(seconds=5)

@@ -102,6 +102,15 @@ class ApprovalDesk:
             return await self._store.decide_approval(approval_id, approval.timeout_decision, TIMEOUT, now)
         return await self._store.decide_approval(approval_id, status, by, now)
 
+    async def settle(self, approval: Approval) -> Approval:
+        """Apply the timeout decision to an approval that expired while nobody was waiting for it."""
+        if approval.status is ApprovalStatus.PENDING and self._clock.now() >= approval.expires_at:
+            decided, _ = await self._store.decide_approval(
+                approval.id, approval.timeout_decision, TIMEOUT, self._clock.now()
+            )
+            return decided
+        return approval
+
     async def _decide_quietly(self, approval_id: str, approve: bool, by: str) -> None:
         await self.decide(approval_id, approve, by)
 
@@ -118,8 +127,8 @@ class ApprovalDesk:
             await build_channel(approval.channel, settings, self._http).send(message)
         except (ChannelError, ConfigError) as error:
             log.warning(
-                "approval %s: the %s channel failed (%s); it can still be decided in the UI, the API or with "
-                "`vectorstep approvals approve %s`",
+                "approval %s: the %s channel failed (%s); it can still be decided with "
+                "`vectorstep approvals approve %s` (or reject)",
                 approval.id,
                 approval.channel,
                 error,

@@ -112,6 +112,8 @@ async def continue_if_unattended(active: Session, run_id: str, out: Output) -> i
     if run.status is not RunStatus.WAITING:
         return 0
     waiting_on = (await active.approvals.for_run(run_id))[-1]
+    if active.engine.desk is not None:
+        waiting_on = await active.engine.desk.settle(waiting_on)  # it may have expired with nobody waiting
     if waiting_on.status is ApprovalStatus.PENDING:
         out.line(f"run {run_id[:12]} still waits for approval {waiting_on.id[:12]}")
         return 0

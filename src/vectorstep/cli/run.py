@@ -29,7 +29,7 @@ from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import ResumePoint, RunRecord
 from vectorstep.domain.status import exit_code
-from vectorstep.engine.preflight import preflight
+from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, PayloadError
 from vectorstep.intake.alertmanager import normalise_alertmanager
@@ -73,9 +73,8 @@ def run_command(
 
 def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
     loaded = project.pipeline(name_or_path)
-    problems = project.problems_for(loaded) + preflight(
-        loaded, EXECUTOR_CAPABILITIES, project.settings.spec.notifications
-    )
+    problems = project.problems_for(loaded) + settings_problems(project.settings)
+    problems += preflight(loaded, EXECUTOR_CAPABILITIES, project.settings.spec.notifications)
     if problems:
         raise ConfigError(problems)
     return loaded

@@ -9,7 +9,7 @@ import click
 from vectorstep.cli.common import reports_errors
 from vectorstep.cli.output import Output
 from vectorstep.domain.status import EXIT_INVALID_INPUT
-from vectorstep.engine.preflight import preflight
+from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.agent_files import load_agent
@@ -69,7 +69,7 @@ def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]
 
 def _project(settings: Settings) -> tuple[list[Problem], int]:
     project = load_project(settings)
-    problems = list(project.problems)
+    problems = [*project.problems, *settings_problems(settings)]
     for loaded in project.pipelines.values():
         problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
     count = 1 + len(project.pipelines) + len(project.library) + len(project.agents)

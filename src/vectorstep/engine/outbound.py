@@ -37,12 +37,12 @@ class Outbound:
         self._http = http
 
     async def after_step(
-        self, state: RunState, item: PipelineItem, record: StepRecord, *, threshold: float, ends_run: bool, say: RunLog
+        self, state: RunState, item: PipelineItem, record: StepRecord, *, threshold: float, say: RunLog
     ) -> None:
         context = escalation_context(state, record, threshold)
         if isinstance(item, StepSpec) and record.status is StepStatus.FAILED and item.on_failure.webhook:
             await self._failure_webhook(state, item.on_failure.webhook, context, say)
-        action = _action(item, record, ends_run)
+        action = _action(item, record)
         if action is not None:
             await self.notify(state, action, context, say)
 
@@ -95,12 +95,13 @@ class Outbound:
         except httpx.HTTPError as error:
             await say("warning", f"on_failure webhook to {target(url)} failed: {type(error).__name__}")
             return
-        await say("info", f"on_failure webhook {webhook.method} {target(url)} answered {response.status_code}")
+        level = "info" if 200 <= response.status_code < 300 else "warning"
+        await say(level, f"on_failure webhook {webhook.method} {target(url)} answered {response.status_code}")
 
 
-def _action(item: PipelineItem, record: StepRecord, ends_run: bool) -> str | None:
+def _action(item: PipelineItem, record: StepRecord) -> str | None:
     """Which `notifications:` action a step's outcome triggers, if any."""
-    if record.status is StepStatus.ESCALATED or (record.status is StepStatus.FAILED and ends_run):
+    if record.status in (StepStatus.ESCALATED, StepStatus.FAILED):  # SYSTEM.md §11.3: escalated or failed
         return "escalate"
     if record.status is StepStatus.ABORTED:
         return getattr(getattr(item, "parallel", getattr(item, "fan_out", item)), "on_abort", "notify")

@@ -10,6 +10,7 @@ from vectorstep.errors import ConfigError, Problem
 from vectorstep.notify.routing import channel_settings
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.service import NotificationChannelsSpec
+from vectorstep.spec.settings import Settings
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec, TrustedWorkSpec
 from vectorstep.templating import syntax_error
@@ -39,6 +40,20 @@ def preflight(
         if len(path) > 2:  # inside a parallel group or a fan-out
             problems.extend(_people_in_branches(loaded, path, work))
     problems.extend(_notification_problems(loaded, channels or NotificationChannelsSpec()))
+    return problems
+
+
+def settings_problems(settings: Settings) -> list[Problem]:
+    """Service settings that would only fail at run time: approval routes whose channel is incomplete."""
+    routes = settings.spec.human_approval
+    problems = []
+    for key, route in [(("human_approval", "default"), routes.default)] + [
+        (("human_approval", "teams", team), route) for team, route in routes.teams.items()
+    ]:
+        try:
+            channel_settings(route.channel, getattr(route, route.channel, None), {}, "")
+        except ConfigError as error:
+            problems.append(settings.problem((*key, "channel"), error.problems[0].message))
     return problems
 
 

@@ -194,9 +194,8 @@ class Runner:
             checkpoint, drive.checkpoint = drive.checkpoint, None
             record = await self._item(drive, item, index, checkpoint)
             continues = isinstance(item, StepSpec) and item.on_failure.policy == "continue"
-            ends = record.status in _RUN_STATUS_FOR_STEP or (record.status is StepStatus.FAILED and not continues)
             say = self._say(state.run_id, name)
-            await self._outbound.after_step(state, item, record, threshold=threshold, ends_run=ends, say=say)
+            await self._outbound.after_step(state, item, record, threshold=threshold, say=say)
             if record.status is StepStatus.FAILED and not continues:
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:

@@ -26,6 +26,9 @@ class HumanExecutor:
         if call.human is None:
             raise ExecutorError("no approval desk is available to ask a person")
         message = render_strict(config.message, call.context) if config.message else call.prompt
+        # A step's own timeout bounds the wait too: the stage then decides, rather than the
+        # attempt being cut off with the approval left pending.
+        timeout = min(config.timeout_seconds, call.timeout_seconds or config.timeout_seconds)
         started = time.monotonic()
         approval = await call.human.decision(
             ApprovalRequest(
@@ -36,13 +39,12 @@ class HumanExecutor:
                 message=message or f"Approve step {call.step}?",
                 team=config.team or call.context.get("team"),
                 stage=call.stage,
-                timeout_seconds=config.timeout_seconds,
+                timeout_seconds=timeout,
             )
         )
         if approval.decided_by == TIMEOUT and not approval.approved:
             raise ExecutorError(
-                f"approval {approval.id[:12]} was not decided within {config.timeout_seconds:g}s: rejected "
-                f"(stage {approval.stage})"
+                f"approval {approval.id[:12]} was not decided within {timeout:g}s: rejected (stage {approval.stage})"
             )
         verdict = "approved" if approval.approved else "rejected"
         output = LLMOutput(

@@ -53,20 +53,19 @@ class ApprovalRepository:
         return _approval(row) if row is not None else None
 
     async def get_approval(self, approval_id: str) -> Approval:
-        def work(connection: Connection) -> RowMapping | None:
+        def work(connection: Connection) -> list[RowMapping]:
             found = connection.execute(select(approvals).where(approvals.c.id == approval_id)).mappings().first()
-            if found is None and len(approval_id) < 32:  # a prefix, as `approvals list` shows them
-                rows = connection.execute(
-                    select(approvals).where(approvals.c.id.startswith(approval_id, autoescape=True)).limit(2)
-                ).mappings()
-                matches = list(rows)
-                found = matches[0] if len(matches) == 1 else None
-            return found
+            if found is not None:
+                return [found]
+            prefix = approvals.c.id.startswith(approval_id, autoescape=True)  # as `approvals list` shows them
+            return list(connection.execute(select(approvals).where(prefix).limit(2)).mappings())
 
-        row = await self.database.read(work)
-        if row is None:
+        rows = await self.database.read(work)
+        if not rows:
             raise NotFoundError(f"no approval {approval_id!r}")
-        return _approval(row)
+        if len(rows) > 1:
+            raise NotFoundError(f"{approval_id!r} matches several approvals; give more of the id")
+        return _approval(rows[0])
 
     async def decide_approval(
         self, approval_id: str, status: ApprovalStatus, by: str, at: datetime
