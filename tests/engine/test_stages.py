@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -270,9 +271,29 @@ async def test_a_waiting_run_resumes_elsewhere_without_asking_the_agent_again(
 async def test_a_step_timeout_shorter_than_the_approval_still_lets_the_stage_decide(
     project: ProjectDir, database: Database
 ) -> None:
-    step = {"name": "ask", "executor": "human", "timeout_seconds": 5, "executor_config": {"message": "ok?", "timeout_seconds": 3600}}
+    step = {
+        "name": "ask",
+        "executor": "human",
+        "timeout_seconds": 5,
+        "executor_config": {"message": "ok?", "timeout_seconds": 3600},
+    }
     loaded = build(project, [step], stage="testing")
     run = await run_it(loaded, database)
     (approval,) = await ApprovalRepository(database).list_approvals()
     assert run.steps[0].status is StepStatus.COMPLETED and approval.decided_by == "timeout"
-    assert approval.expires_at - approval.created_at == __import__("datetime").timedelta(seconds=5)
+    assert approval.expires_at - approval.created_at == timedelta(seconds=5)
+
+
+async def test_queries_run_in_testing_too(
+    project: ProjectDir, database: Database, http_server: RecordingServer
+) -> None:
+    http_server.responses = [(404, "{}")]
+    checks = [
+        {"type": "shell", "name": "breaching", "run": "echo 0.001", "expect": "result | float > 0.02"},
+        {"type": "webhook", "name": "dashboard", "url": http_server.url + "/api/dashboards/uid/x"},
+    ]
+    loaded = build(project, [plan(deterministic_checks=checks)], stage="testing")
+    run = await run_it(loaded, database)
+    report = run.steps[0].trust_report or {}
+    assert [check["passed"] for check in report["deterministic_checks"]] == [False, False]
+    assert len(http_server.requests) == 1 and run.status is RunStatus.ESCALATED
