@@ -13,6 +13,7 @@ Exceptions are for things that stop a piece of work::
     │   ├── ExecutorTimeout    the attempt ran past its timeout
     │   └── AgentRuntimeError  the agent runtime could not finish the turn
     ├── ToolError              an MCP server could not be reached or started
+    ├── DuplicateRunError      the same event already has a run (dedup): carries that run's id
     └── StoreError             the database could not do what was asked
         └── NotFoundError      no such run / approval
 """
@@ -132,6 +133,14 @@ class AgentRuntimeError(ExecutorError):
 
 class ToolError(VectorStepError):
     """A tool server could not be started or reached."""
+
+
+class DuplicateRunError(VectorStepError):
+    """An event whose pipeline and fingerprint already have a run in flight or within the dedup window."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"deduplicated: run {run_id} handles this event")
+        self.run_id = run_id
 
 
 class StoreError(VectorStepError):

@@ -12,6 +12,7 @@ from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
+from vectorstep.cli.serve import serve_command
 from vectorstep.cli.validate import validate_command
 
 
@@ -29,6 +30,7 @@ cli.add_command(runs_group)
 cli.add_command(db_group)
 cli.add_command(demo_command)
 cli.add_command(approvals_group)
+cli.add_command(serve_command)
 runs_group.add_command(resume_command)
 
 

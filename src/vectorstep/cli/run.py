@@ -11,7 +11,6 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
 from vectorstep.store.approvals import ApprovalRepository
 from vectorstep.store.runs import RunRepository
-from vectorstep.store.writer import LEASE_SECONDS, StoreWriter
+from vectorstep.store.writer import StoreWriter, keep_leases
 
 
 @click.command("run")
@@ -115,7 +114,7 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
     if not as_json or progress_out.is_terminal:
         observers.append(progress)
     interactive = sys.stdin.isatty() and progress_out.is_terminal
-    renewing = asyncio.create_task(keep_leases(runs, owner))
+    renewing = asyncio.create_task(keep_leases(runs, owner, SystemClock()))
     try:
         async with Engine(
             project,
@@ -127,14 +126,6 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
     finally:
         renewing.cancel()
         await runs.database.dispose()
-
-
-async def keep_leases(runs: RunRepository, owner: str) -> None:
-    """While this process drives runs (also while they wait on people), it says so every few seconds."""
-    clock = SystemClock()
-    while True:
-        await asyncio.sleep(LEASE_SECONDS / 3)
-        await runs.renew(owner, clock.now() + timedelta(seconds=LEASE_SECONDS))
 
 
 def read_context(payload_path: Path | None, source: str | None) -> NormalisedContext:

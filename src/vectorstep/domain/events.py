@@ -57,6 +57,8 @@ class RunWaiting:
 class RunResumed:
     run_id: str
     log: LogEntry
+    pipeline: str = ""
+    stage: str = ""
 
 
 @dataclass(frozen=True)

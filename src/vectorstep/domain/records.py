@@ -134,6 +134,14 @@ class LogEntry:
 
 
 @dataclass(frozen=True)
+class DedupRule:
+    """One run per (pipeline, fingerprint) while one is in flight or started within the window."""
+
+    key: str
+    window_seconds: int
+
+
+@dataclass(frozen=True)
 class RunRecord:
     run_id: str
     pipeline: str
@@ -151,6 +159,8 @@ class RunRecord:
     steps: Sequence[StepRecord] = ()
     log: Sequence[LogEntry] = ()
     spec: Mapping[str, Any] | None = field(default=None, repr=False)  # the pipeline as it ran
+    dedup: DedupRule | None = field(default=None, repr=False)
+    parent_run_id: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from vectorstep.approvals.desk import ApprovalDesk, Interaction
-from vectorstep.approvals.gate import HumanGate
+from vectorstep.approvals.gate import HumanGate, RunParked
 from vectorstep.clock import Clock
 from vectorstep.domain.approvals import Approval
 from vectorstep.domain.context import NormalisedContext
@@ -34,7 +34,7 @@ from vectorstep.domain.events import (
     StepFinished,
     StepStarted,
 )
-from vectorstep.domain.records import LogEntry, ResumePoint, RunRecord, StepRecord
+from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.engine.context import RunState
@@ -102,6 +102,7 @@ class Runner:
         outbound: Outbound,
         desk: ApprovalDesk | None = None,
         interaction: Interaction | None = None,
+        park: bool = False,
         workdir: Path | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
@@ -114,6 +115,7 @@ class Runner:
         self._desk = desk
         self._interaction = interaction
         self._workdir = workdir
+        self._park = park
         self._new_id = new_id
         self._waiting: set[str] = set()  # runs that wait on a person right now
 
@@ -125,6 +127,21 @@ class Runner:
         run_id: str | None = None,
         on_trace: RunTraceListener | None = None,
     ) -> RunRecord:
+        return await (await self.begin(pipeline, context, run_id=run_id, on_trace=on_trace))()
+
+    async def begin(
+        self,
+        pipeline: PipelineSpec,
+        context: NormalisedContext,
+        *,
+        run_id: str | None = None,
+        dedup: DedupRule | None = None,
+        on_trace: RunTraceListener | None = None,
+    ) -> Callable[[], Awaitable[RunRecord]]:
+        """Record the run (it exists once this returns) and give back what drives it to its end.
+
+        Raises DuplicateRunError when `dedup` finds the event already has a run.
+        """
         state = RunState(run_id or self._new_id(), pipeline, pipeline.stage, context)
         run = RunRecord(
             run_id=state.run_id,
@@ -136,10 +153,11 @@ class Runner:
             team=context.team,
             context=context.as_dict(),
             spec=pipeline.model_dump(mode="json", by_alias=True),
+            dedup=dedup,
         )
         message = f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})"
         await self._observers.notify(RunStarted(run, self._log(state.run_id, "run_started", message)))
-        return await self._drive(run, _Drive(state, _Totals(), on_trace), start=0)
+        return lambda: self._drive(run, _Drive(state, _Totals(), on_trace), start=0)
 
     async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
         """Continue a run that waited on `point.approval`, from the step that asked."""
@@ -154,7 +172,7 @@ class Runner:
         start = next(index for index, item in enumerate(pipeline.steps) if entry(item).name == approval.step)
         decided = f"approval {approval.id[:12]} {approval.status.value} by {approval.decided_by}"
         await self._observers.notify(
-            RunResumed(run.run_id, self._log(run.run_id, "run_resumed", f"resumed: {decided}"))
+            RunResumed(run.run_id, self._log(run.run_id, "run_resumed", f"resumed: {decided}"), run.pipeline, run.stage)
         )
         checkpoint = approval.checkpoint if approval.check else None
         return await self._drive(run, _Drive(state, totals, on_trace, checkpoint), start=start)
@@ -165,6 +183,9 @@ class Runner:
         except asyncio.CancelledError:
             await asyncio.shield(self._stopped(run.run_id, drive.totals))
             raise
+        except RunParked:  # it waits for a person without holding anything; a resumer continues it
+            await self._stopped(run.run_id, drive.totals)
+            return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except Exception as unexpected:  # a bug of ours must not strand the run as `running`
             log.exception("run %s failed unexpectedly", run.run_id)
             status, error = RunStatus.FAILED, f"internal error: {type(unexpected).__name__}: {unexpected}"
@@ -275,7 +296,7 @@ class Runner:
             self._waiting.discard(run_id)
             await self._observers.notify(RunResumed(run_id, self._log(run_id, "run_resumed", decided)))
 
-        return HumanGate(self._desk, waiting, resumed, self._interaction)
+        return HumanGate(self._desk, waiting, resumed, self._interaction, park=self._park)
 
     def _say(self, run_id: str, step: str | None) -> Callable[[str, str], Any]:
         async def say(level: str, message: str) -> None:

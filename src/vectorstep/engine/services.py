@@ -47,6 +47,7 @@ class Engine:
         runtime: AgentRuntime | None = None,
         approvals: ApprovalStore | None = None,
         interaction: Interaction | None = None,
+        park: bool = False,
     ) -> None:
         if runtime is None and project.settings.spec.gateway.mode != "embedded":
             raise ConfigError(
@@ -84,6 +85,7 @@ class Engine:
             outbound=Outbound(service.notifications, self.http),
             desk=self.desk,
             interaction=interaction,
+            park=park,
             workdir=project.settings.base_dir,
         )
 

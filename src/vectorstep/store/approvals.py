@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, RowMapping, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from vectorstep.domain.approvals import Approval, ApprovalRequest, ApprovalStatus
@@ -87,6 +87,10 @@ class ApprovalRepository:
         query = select(approvals).where(approvals.c.run_id == run_id).order_by(approvals.c.created_at)
         rows = await self.database.read(lambda connection: list(connection.execute(query).mappings()))
         return [_approval(row) for row in rows]
+
+    async def count_pending(self) -> int:
+        query = select(func.count()).select_from(approvals).where(approvals.c.status == ApprovalStatus.PENDING.value)
+        return await self.database.read(lambda connection: int(connection.execute(query).scalar_one()))
 
     async def list_approvals(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[Approval]:
         query = select(approvals).order_by(approvals.c.created_at.desc()).limit(limit)

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 log = logging.getLogger(__name__)
@@ -140,3 +140,12 @@ def _prepare(engine: Engine, *, begin: str) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         connection.exec_driver_sql(begin)
+
+
+async def answers(database: Database) -> bool:
+    """Whether the database answers a trivial query (the health check)."""
+    try:
+        await database.read(lambda connection: connection.execute(text("SELECT 1")).scalar_one())
+    except SQLAlchemyError:
+        return False
+    return True

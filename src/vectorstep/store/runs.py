@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, RowMapping, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
-from vectorstep.errors import NotFoundError
+from vectorstep.errors import DuplicateRunError, NotFoundError
 from vectorstep.store.database import Database
-from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
+from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps, run_dedup
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,11 @@ class RunRepository:
         self.database = database
 
     async def insert_run(self, run: RunRecord, log: LogEntry) -> None:
+        """The run row and its first log line; with a dedup rule, refused (DuplicateRunError) atomically."""
+
         def work(connection: Connection) -> None:
+            if run.dedup is not None:
+                _claim_dedup(connection, run)
             connection.execute(
                 insert(pipeline_runs).values(
                     id=run.run_id,
@@ -48,11 +53,17 @@ class RunRepository:
                     started_at=run.started_at,
                     updated_at=run.started_at,
                     spec=dict(run.spec) if run.spec is not None else None,
+                    parent_run_id=run.parent_run_id,
                 )
             )
             connection.execute(insert(pipeline_run_events).values(_log_row(log)))
 
-        await self.database.write(work)
+        try:
+            await self.database.write(work)
+        except IntegrityError:
+            if run.dedup is None:
+                raise
+            await self.database.write(work)  # a concurrent twin took the key first: now we see it and refuse
 
     async def append_log(self, log: LogEntry) -> None:
         await self.database.write(lambda connection: connection.execute(insert(pipeline_run_events), [_log_row(log)]))
@@ -128,6 +139,18 @@ class RunRepository:
         row = await self.database.read(lambda connection: connection.execute(query).first())
         return (row[0], row[1]) if row is not None else (None, None)
 
+    async def unattended(self, status: RunStatus, now: datetime, limit: int = 100) -> list[str]:
+        """Runs in `status` that no live process drives (no lease, or one that ran out)."""
+        columns = pipeline_runs.c
+        query = (
+            select(columns.id)
+            .where(columns.status == status.value)
+            .where(or_(columns.lease_owner.is_(None), columns.lease_expires_at < now))
+            .order_by(columns.started_at)
+            .limit(limit)
+        )
+        return await self.database.read(lambda connection: [str(row[0]) for row in connection.execute(query)])
+
     async def set_status(self, run_id: str, status: RunStatus, log: LogEntry) -> None:
         def work(connection: Connection) -> None:
             connection.execute(
@@ -197,6 +220,14 @@ class RunRepository:
             lambda connection: [_run_record(row, [], []) for row in connection.execute(query).mappings()]
         )
 
+    async def status_counts(self, since: datetime) -> dict[str, int]:
+        """How many runs started since `since`, by status."""
+        columns = pipeline_runs.c
+        query = select(columns.status, func.count()).where(columns.started_at >= since).group_by(columns.status)
+        return await self.database.read(
+            lambda connection: {str(row[0]): int(row[1]) for row in connection.execute(query)}
+        )
+
     async def count_runs(self) -> int:
         return await self.database.read(
             lambda connection: int(connection.execute(select(func.count()).select_from(pipeline_runs)).scalar_one())
@@ -217,6 +248,27 @@ ATTRIBUTION_COLUMNS = (
     "grounding_input_tokens",
     "grounding_output_tokens",
 )
+
+
+def _claim_dedup(connection: Connection, run: RunRecord) -> None:
+    """Take the event's dedup key, unless a run holding it is in flight or started within the window."""
+    assert run.dedup is not None
+    key = run.dedup.key
+    held = connection.execute(select(run_dedup.c.run_id).where(run_dedup.c.dedup_key == key)).first()
+    if held is None:
+        connection.execute(insert(run_dedup).values(dedup_key=key, run_id=run.run_id, started_at=run.started_at))
+        return
+    existing = connection.execute(
+        select(pipeline_runs.c.status, pipeline_runs.c.started_at).where(pipeline_runs.c.id == held.run_id)
+    ).first()
+    if existing is not None:
+        in_flight = not RunStatus(existing.status).is_terminal
+        recent = existing.started_at >= run.started_at - timedelta(seconds=run.dedup.window_seconds)
+        if in_flight or recent:
+            raise DuplicateRunError(held.run_id)
+    connection.execute(
+        update(run_dedup).where(run_dedup.c.dedup_key == key).values(run_id=run.run_id, started_at=run.started_at)
+    )
 
 
 def _log_row(log: LogEntry) -> dict[str, Any]:

@@ -141,3 +141,37 @@ approvals = Table(
     UniqueConstraint("run_id", "step_name", "check_name"),
     Index(None, "status", "created_at"),
 )
+
+# One row per (pipeline, fingerprint): its primary key is what makes dedup hold under concurrency.
+run_dedup = Table(
+    "run_dedup",
+    metadata,
+    Column("dedup_key", String(500), primary_key=True),
+    Column("run_id", String(64), nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+)
+
+run_feedback = Table(
+    "run_feedback",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("label", String(20), nullable=False),
+    Column("comment", Text),
+    Column("marked_by", String(200), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index(None, "run_id"),
+)
+
+step_feedback = Table(
+    "step_feedback",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", String(200), nullable=False),
+    Column("label", String(20), nullable=False),
+    Column("comment", Text),
+    Column("marked_by", String(200), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index(None, "run_id", "step_name"),
+)

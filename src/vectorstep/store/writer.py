@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import asyncio
+from datetime import datetime, timedelta
+from typing import Protocol
 
 from vectorstep.domain.events import (
     RunDetached,
@@ -63,3 +65,14 @@ class StoreWriter:
     async def _release(self, run_id: str) -> None:
         if self._owner is not None:
             await self._runs.release(run_id, self._owner)
+
+
+class _Now(Protocol):
+    def now(self) -> datetime: ...
+
+
+async def keep_leases(runs: RunRepository, owner: str, clock: _Now) -> None:
+    """While a process drives runs (also while they wait on people), it says so every few seconds."""
+    while True:
+        await asyncio.sleep(LEASE_SECONDS / 3)
+        await runs.renew(owner, clock.now() + timedelta(seconds=LEASE_SECONDS))

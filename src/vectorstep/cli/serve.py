@@ -1,0 +1,66 @@
+"""`vectorstep serve`: the service (webhook, API, UI, /metrics, background runs) in one process."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import click
+
+from vectorstep.cli.common import config_option, reports_errors, settings_from
+from vectorstep.cli.output import Output
+from vectorstep.errors import ConfigError
+from vectorstep.spec.settings import Settings, redact_url
+
+
+@click.command("serve")
+@config_option
+@click.option("--host", default=None, help="Address to listen on (default: server.host, 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default: server.port, 8080).")
+@reports_errors
+def serve_command(config_path: Path | None, host: str | None, port: int | None) -> int:
+    """Serve the webhook, the API under /api, the UI under /ui and /metrics."""
+    settings = settings_from(config_path)
+    host = host or settings.spec.server.host
+    port = port or settings.spec.server.port
+    refuse_open_exposure(settings, host)
+    # Imported here: the other commands do not pay for the web stack.
+    import uvicorn  # noqa: PLC0415
+
+    from vectorstep.web.app import create_app  # noqa: PLC0415
+
+    app = create_app(settings)
+    where = f"http://{host}:{port}"
+    out = Output(stderr=True)
+    database = redact_url(settings.database_url)
+    out.line(f"VectorStep on {where}  (UI {where}/ui/, API docs {where}/api/docs, database {database})")
+    if not settings.spec.auth.tokens:
+        out.line(
+            "no auth.tokens configured: open to anyone who can reach this address (localhost only)", style="yellow"
+        )
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)
+    return 0
+
+
+def refuse_open_exposure(settings: Settings, host: str) -> None:
+    """Without tokens the service is open, so it only listens on the loopback interface."""
+    if settings.spec.auth.tokens or _loopback(host):
+        return
+    raise ConfigError(
+        [
+            settings.problem(
+                ("auth", "tokens"),
+                f"refusing to listen on {host} without auth tokens: add `auth.tokens: [{{name, token, team}}]` "
+                "(tokens from ${VAR}) or listen on 127.0.0.1",
+            )
+        ]
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,13 @@
+"""The REST API under `/api` (OpenAPI at /api/openapi.json): every route needs a Bearer token when tokens are set."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+
+from vectorstep.web.api import approvals, pipelines, runs
+from vectorstep.web.deps import api_principal
+
+router = APIRouter(prefix="/api", dependencies=[Depends(api_principal)])
+router.include_router(runs.router)
+router.include_router(approvals.router)
+router.include_router(pipelines.router)

@@ -1,0 +1,153 @@
+"""Pipelines: what is loaded, one pipeline's configuration, validating a file, reloading, and manual runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from vectorstep.domain.context import NormalisedContext
+from vectorstep.engine.preflight import preflight
+from vectorstep.engine.services import EXECUTOR_CAPABILITIES
+from vectorstep.errors import ConfigError, NotFoundError, Problem
+from vectorstep.spec.base import did_you_mean
+from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
+from vectorstep.spec.project import check_references
+from vectorstep.store.runs import RunFilter
+from vectorstep.web.auth import Principal
+from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.errors import problem_json
+from vectorstep.web.service import Service
+
+router = APIRouter(tags=["pipelines"])
+
+
+class ManualRunBody(BaseModel):
+    summary: str = ""
+    severity: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+def pipeline_summary(service: Service, loaded: LoadedPipeline) -> dict[str, Any]:
+    spec = loaded.spec
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "stage": spec.stage,
+        "file": loaded.file,
+        "priority": spec.priority,
+        "schedule": spec.schedule.cron if spec.schedule else None,
+        "steps": len(spec.steps),
+        "problems": [problem_json(problem) for problem in service.blocked.get(spec.name, [])],
+    }
+
+
+def loaded_pipeline(service: Service, name: str) -> LoadedPipeline:
+    found = service.project.pipelines.get(name)
+    if found is None:
+        names = sorted(service.project.pipelines)
+        raise NotFoundError(f"no pipeline {name!r}{did_you_mean(name, names)}; pipelines: {', '.join(names) or 'none'}")
+    return found
+
+
+@router.get("/pipelines")
+async def list_pipelines(request: Request) -> dict[str, Any]:
+    service = service_of(request)
+    loaded = sorted(service.project.pipelines.values(), key=lambda item: item.spec.name)
+    return {
+        "pipelines": [pipeline_summary(service, item) for item in loaded],
+        "problems": [problem_json(problem) for problem in service.project.problems],
+    }
+
+
+@router.get("/pipelines/{name}")
+async def get_pipeline(request: Request, name: str) -> dict[str, Any]:
+    """The pipeline as loaded (defaults filled in), its problems and its ten latest runs."""
+    service = service_of(request)
+    loaded = loaded_pipeline(service, name)
+    recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=10)
+    return pipeline_summary(service, loaded) | {
+        "spec": loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "recent_runs": [run.as_json() | {"steps": None} for run in recent],
+    }
+
+
+@router.post("/pipelines/validate", responses={422: {"description": "the file has problems (listed)"}})
+async def validate_pipeline(
+    request: Request,
+    body: Annotated[str, Body(media_type="application/yaml", description="a pipeline file (YAML)")],
+    filename: str = "pipeline.yaml",
+) -> JSONResponse:
+    """Check a pipeline file against the loaded project (step library, agents, settings) without saving it."""
+    service = service_of(request)
+    problems: list[Problem]
+    try:
+        loaded = load_pipeline(Path(Path(filename).name), service.project.library, environ=_NamesOnly(), text=body)
+    except ConfigError as error:
+        problems, name = list(error.problems), None
+    else:
+        settings = service.settings
+        problems = check_references(loaded, service.project.agents, settings)
+        problems += preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications)
+        name = loaded.spec.name
+    body_json = {"valid": not problems, "pipeline": name, "problems": [problem_json(p) for p in problems]}
+    return JSONResponse(body_json, status_code=422 if problems else 200)
+
+
+@router.post("/pipelines/reload")
+async def reload_pipelines(request: Request) -> dict[str, Any]:
+    """Read pipelines, steps and agents again; runs in flight finish on what they started with."""
+    service = service_of(request)
+    problems = await service.reload()
+    return {
+        "pipelines": sorted(service.project.pipelines),
+        "problems": [problem_json(problem) for problem in problems],
+    }
+
+
+@router.post("/pipelines/{name}/run", status_code=202)
+async def run_pipeline(
+    request: Request,
+    name: str,
+    principal: Annotated[Principal, Depends(api_principal)],
+    body: ManualRunBody | None = None,
+) -> dict[str, Any]:
+    """Start a run by hand (any stage). 202 with the run id; 429 when too many runs are in flight."""
+    service = service_of(request)
+    loaded = loaded_pipeline(service, name)
+    given = body or ManualRunBody()
+    context = NormalisedContext(
+        source="manual",
+        received_at=service.clock.now(),
+        pipeline=name,
+        severity=given.severity,
+        labels=given.labels,
+        summary=given.summary,
+        team=principal.team,
+        metadata={**given.data, "started_by": principal.name},
+    )
+    outcome = await service.accept(loaded, context, gated=False)
+    if outcome.status == "overloaded":
+        raise HTTPException(429, detail="too many runs are in flight (concurrency.max_runs); retry later")
+    return {"status": outcome.status, "run_id": outcome.run_id, "pipeline": name}
+
+
+class _NamesOnly(Mapping[str, str]):
+    """The service's environment for `${VAR}` in a posted file: which names are set, never their values."""
+
+    def __getitem__(self, name: str) -> str:
+        if name not in os.environ:
+            raise KeyError(name)
+        return f"<{name}>"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(os.environ)
+
+    def __len__(self) -> int:
+        return len(os.environ)

@@ -1,0 +1,85 @@
+"""`POST /webhook` (SYSTEM.md §12): normalise, resolve, dedup, stage gate, concurrency cap, then 202 with the run id."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse
+
+from vectorstep.errors import PayloadError
+from vectorstep.intake import SOURCES, Strategy, normalise
+from vectorstep.intake.resolve import resolve
+from vectorstep.spec.base import did_you_mean
+from vectorstep.web.auth import Principal
+from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.service import Service
+
+router = APIRouter(tags=["intake"])
+MAX_BODY_BYTES = 1_048_576
+RETRY_AFTER_SECONDS = 5
+
+
+@router.post(
+    "/webhook",
+    status_code=202,
+    responses={
+        200: {"description": "deduplicated (the existing run id) or skipped_testing"},
+        400: {"description": "the payload is not what the source sends (the reason is in `detail`)"},
+        422: {"description": "no pipeline matches, or the pipeline cannot run (its problems are listed)"},
+        429: {"description": "overloaded: too many runs in flight; retry later"},
+    },
+)
+async def webhook(
+    request: Request,
+    principal: Annotated[Principal, Depends(api_principal)],
+    source: Annotated[str | None, Query(description="alertmanager, generic or grafana")] = None,
+    x_pipeline_source: Annotated[str | None, Header()] = None,
+    allow_testing: Annotated[bool, Query(description="also run pipelines in stage `testing`")] = False,
+    strategy: Annotated[Strategy, Query(description="Alertmanager: most_severe alert or common_labels")] = (
+        "most_severe"
+    ),
+) -> JSONResponse:
+    """An event from Alertmanager, Grafana or any producer; the run row exists before the 202."""
+    service = service_of(request)
+    chosen = source or x_pipeline_source
+    if chosen is None:
+        raise PayloadError(f"say which source sent this: ?source= or X-Pipeline-Source: {' | '.join(SOURCES)}")
+    context = normalise(chosen, await _json_body(request), service.clock.now(), team=principal.team, strategy=strategy)
+    loaded = resolve(context, service.project.pipelines.values())
+    if loaded is None:
+        return JSONResponse({"status": "no_match", "detail": _no_match(context.pipeline, service)}, status_code=422)
+    outcome = await service.accept(loaded, context, gated=True, allow_testing=allow_testing)
+    body: dict[str, Any] = {"status": outcome.status, "run_id": outcome.run_id, "pipeline": outcome.pipeline}
+    if outcome.status == "accepted":
+        return JSONResponse(body, status_code=202)
+    if outcome.status == "overloaded":
+        body["detail"] = f"{service.in_flight.max_runs} runs are in flight (concurrency.max_runs); retry later"
+        return JSONResponse(body, status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    if outcome.status == "skipped_testing":
+        body["detail"] = f"pipeline {loaded.spec.name} is in stage testing; send allow_testing=true to run it"
+    else:
+        body["detail"] = f"run {outcome.run_id} already handles this event"
+    return JSONResponse(body, status_code=200)
+
+
+async def _json_body(request: Request) -> Any:
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise PayloadError(f"the payload is {len(body)} bytes; at most {MAX_BODY_BYTES} are accepted")
+    if not body.strip():
+        raise PayloadError("the request has no body; send the event as JSON")
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise PayloadError("the body is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise PayloadError(f"the body is not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
+
+
+def _no_match(named: str | None, service: Service) -> str:
+    names = sorted(service.project.pipelines)
+    if named:
+        return f"no pipeline named {named!r}{did_you_mean(named, names)}; pipelines: {', '.join(names) or 'none'}"
+    return "no pipeline's trigger.match holds for this event (tried by priority, then file name)"

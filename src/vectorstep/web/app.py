@@ -1,0 +1,97 @@
+"""The service's HTTP face: `create_app(settings)` serves the webhook, the API, the UI and `/metrics`.
+
+One process: the app's lifespan starts the `Service` (database, engine, background runs, the
+resumer and the scheduler) and stops it, letting runs in flight finish for a while.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+from pathlib import Path
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.sessions import SessionMiddleware
+
+from vectorstep.clock import Clock
+from vectorstep.spec.settings import Settings
+from vectorstep.web.api import router as api_router
+from vectorstep.web.api.webhook import router as webhook_router
+from vectorstep.web.auth import Auth
+from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.errors import install_error_handlers
+from vectorstep.web.service import Service
+from vectorstep.web.ui.pages import install as install_sign_in
+from vectorstep.web.ui.pages import router as ui_router
+
+STATIC = Path(__file__).parent / "ui" / "static"
+SESSION_COOKIE = "vectorstep_session"
+SESSION_HOURS = 12
+
+
+def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
+    service = Service(settings, clock=clock)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await service.start()
+        try:
+            yield
+        finally:
+            await service.stop()
+
+    app = FastAPI(
+        title="VectorStep",
+        version=version("vectorstep"),
+        summary="Multi-step agent pipelines whose steps act only when their trust vector allows.",
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.service = service
+    app.state.auth = Auth(settings.spec.auth.tokens)
+    public_url = settings.spec.server.public_url or ""
+    app.add_middleware(
+        SessionMiddleware,
+        # Set VECTORSTEP_SESSION_SECRET to keep people signed in across restarts and processes.
+        secret_key=os.environ.get("VECTORSTEP_SESSION_SECRET") or secrets.token_urlsafe(32),
+        session_cookie=SESSION_COOKIE,
+        max_age=SESSION_HOURS * 3600,
+        same_site="strict",
+        https_only=public_url.startswith("https://"),
+    )
+    install_error_handlers(app)
+    install_sign_in(app)
+    app.include_router(webhook_router)
+    app.include_router(api_router)
+    app.include_router(ui_router)
+    app.mount("/ui/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/health", tags=["service"])
+    async def health(request: Request) -> JSONResponse:
+        """Open to everyone: whether the service and its database answer."""
+        served = service_of(request)
+        database_ok = await served.database_answers()
+        body = {
+            "status": "ok" if database_ok else "degraded",
+            "database": database_ok,
+            "runs_in_flight": served.in_flight.count,
+        }
+        return JSONResponse(body, status_code=200 if database_ok else 503)
+
+    @app.get("/metrics", tags=["service"], dependencies=[Depends(api_principal)])
+    async def metrics(request: Request) -> Response:
+        """Prometheus metrics of production runs (SYSTEM.md §15)."""
+        return Response(await service_of(request).metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> Response:
+        return Response(status_code=307, headers={"location": "/ui/"})
+
+    return app

@@ -1,0 +1,54 @@
+"""Errors to HTTP answers, in one place: a user's mistake is a 4xx that says what was wrong, never a 500.
+
+API callers get JSON; UI pages get a page in the same layout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
+
+from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem
+from vectorstep.web.ui.render import error_page
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    return {"file": problem.file, "line": problem.line, "key": problem.key_path, "message": problem.message}
+
+
+def _answer(request: Request, status: int, error: str, detail: str, **extra: Any) -> Response:
+    if request.url.path.startswith("/ui"):
+        return error_page(request, status, detail)
+    return JSONResponse({"error": error, "detail": detail, **extra}, status_code=status)
+
+
+async def _payload(request: Request, error: Exception) -> Response:
+    return _answer(request, 400, "bad_payload", str(error))
+
+
+async def _config(request: Request, error: Exception) -> Response:
+    assert isinstance(error, ConfigError)
+    problems = [problem_json(problem) for problem in error.problems]
+    return _answer(request, 422, "invalid", str(error), problems=problems)
+
+
+async def _not_found(request: Request, error: Exception) -> Response:
+    return _answer(request, 404, "not_found", str(error))
+
+
+async def _http(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    if request.url.path.startswith("/ui") and not request.headers.get("hx-request"):
+        return error_page(request, error.status_code, str(error.detail))
+    return await http_exception_handler(request, error)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(PayloadError, _payload)
+    app.add_exception_handler(ConfigError, _config)
+    app.add_exception_handler(NotFoundError, _not_found)

@@ -1,0 +1,221 @@
+"""The running service: one engine, the database, runs in the background, and the loops that keep them.
+
+- An accepted run has its row before the caller gets an answer (dedup is decided in that write).
+- A run waiting on a person is parked: it holds no worker; the resumer continues it once decided.
+- Runs a dead process left `running` are marked `interrupted` on start; none is ever stranded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from vectorstep.clock import Clock, SystemClock
+from vectorstep.domain.approvals import TIMEOUT, Approval, ApprovalStatus
+from vectorstep.domain.context import NormalisedContext
+from vectorstep.domain.events import RunObserver
+from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.engine.preflight import preflight, settings_problems
+from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
+from vectorstep.errors import ConfigError, DuplicateRunError, Problem
+from vectorstep.spec.pipelines import LoadedPipeline
+from vectorstep.spec.project import Project, load_project
+from vectorstep.spec.settings import Settings
+from vectorstep.store.approvals import ApprovalRepository
+from vectorstep.store.database import Database, answers, connect
+from vectorstep.store.feedback import FeedbackRepository, Mark
+from vectorstep.store.migrate import upgrade
+from vectorstep.store.runs import RunRepository
+from vectorstep.store.writer import LEASE_SECONDS, StoreWriter, keep_leases
+from vectorstep.web.live import LiveEvents
+from vectorstep.web.metrics import Metrics
+from vectorstep.web.runs_in_flight import InFlight
+from vectorstep.web.schedule import Scheduler
+
+log = logging.getLogger(__name__)
+RESUME_EVERY_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of an event: accepted, deduplicated, skipped_testing or overloaded."""
+
+    status: str
+    run_id: str | None = None
+    pipeline: str | None = None
+
+
+class Service:
+    def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.owner = f"serve:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.database: Database = connect(settings.database_url)
+        self.runs = RunRepository(self.database)
+        self.approvals = ApprovalRepository(self.database)
+        self.feedback = FeedbackRepository(self.database)
+        self.metrics = Metrics(self._pending_count)
+        self.live = LiveEvents()
+        self.in_flight = InFlight(settings.spec.concurrency.max_runs)
+        self.project: Project = load_project(settings)
+        self.blocked = self._blocked(self.project)
+        self.engine = self._engine(self.project)
+        self._wake = asyncio.Event()
+        self._loops: list[asyncio.Task[None]] = []
+        self._closing: set[asyncio.Task[None]] = set()  # engines replaced by a reload, closed once idle
+
+    def _engine(self, project: Project) -> Engine:
+        observers: list[RunObserver] = [StoreWriter(self.runs, self.owner), self.metrics, self.live]
+        return Engine(project, observers=observers, approvals=self.approvals, clock=self.clock, park=True)
+
+    async def start(self) -> None:
+        await upgrade(self.database)
+        await self._recover()
+        scheduler = Scheduler(self, self.clock)
+        self._loops = [
+            asyncio.create_task(keep_leases(self.runs, self.owner, self.clock), name="leases"),
+            asyncio.create_task(self._resume_loop(), name="resumer"),
+            asyncio.create_task(scheduler.loop(), name="scheduler"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._loops:
+            task.cancel()
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        await self.in_flight.drain(timeout_seconds=10)
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        await self.engine.aclose()
+        await self.database.dispose()
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    async def accept(
+        self, loaded: LoadedPipeline, context: NormalisedContext, *, gated: bool, allow_testing: bool = False
+    ) -> Outcome:
+        """Start a run in the background; the row exists when this returns `accepted`."""
+        spec = loaded.spec
+        if self.blocked.get(spec.name):
+            raise ConfigError(self.blocked[spec.name])
+        if gated and spec.stage == "testing" and not allow_testing:
+            return Outcome("skipped_testing", pipeline=spec.name)
+        if self.in_flight.full:
+            return Outcome("overloaded", pipeline=spec.name)
+        dedup = self._dedup(loaded, context) if gated else None
+        run_id = uuid.uuid4().hex
+        try:
+            drive = await self.engine.runner.begin(spec, context, run_id=run_id, dedup=dedup)
+        except DuplicateRunError as duplicate:
+            return Outcome("deduplicated", duplicate.run_id, spec.name)
+        self.in_flight.start(run_id, drive)
+        return Outcome("accepted", run_id, spec.name)
+
+    def _dedup(self, loaded: LoadedPipeline, context: NormalisedContext) -> DedupRule | None:
+        rule = loaded.spec.trigger.dedup or self.settings.spec.dedup
+        if not rule.enabled or not context.fingerprint:
+            return None
+        return DedupRule(f"{loaded.spec.name}:{context.fingerprint}", rule.window_seconds)
+
+    # -- people ---------------------------------------------------------------------------------
+
+    async def decide(self, approval_id: str, approve: bool, by: str) -> tuple[Approval, bool]:
+        if self.engine.desk is None:  # pragma: no cover - the service always has a desk
+            raise ConfigError([Problem("service", None, "", "no approval desk")])
+        approval, changed = await self.engine.desk.decide(approval_id, approve, by)
+        if changed:
+            self.metrics.decided(approval.approved, approval.decided_by == TIMEOUT, approval.stage)
+        self._wake.set()
+        return approval, changed
+
+    async def mark(self, mark: Mark) -> None:
+        pipeline, stage = await self.feedback.mark(mark)
+        self.metrics.marked(pipeline, stage, mark.label)
+
+    async def _resume_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), RESUME_EVERY_SECONDS)
+            self._wake.clear()
+            try:
+                await self.resume_decided()
+            except Exception:  # keep resuming the others; this one is retried next round
+                log.exception("resuming waiting runs failed")
+
+    async def resume_decided(self) -> None:
+        """Continue every parked run whose approval was decided (or expired) and that nobody drives."""
+        now = self.clock.now()
+        for run_id in await self.runs.unattended(RunStatus.WAITING, now):
+            if self.in_flight.full or self.in_flight.holds(run_id) or self.engine.desk is None:
+                continue
+            waiting_on = (await self.approvals.for_run(run_id))[-1]
+            waiting_on = await self.engine.desk.settle(waiting_on)
+            if waiting_on.status is ApprovalStatus.PENDING:
+                continue
+            if not await self.runs.claim(run_id, self.owner, now + timedelta(seconds=LEASE_SECONDS), now):
+                continue
+            point = ResumePoint(await self.runs.get_run(run_id), waiting_on)
+            self.in_flight.start(run_id, lambda point=point: self.engine.resume(point))  # type: ignore[misc]
+
+    async def _recover(self) -> None:
+        """Runs left `running` by a process that is gone are marked interrupted, never left hanging."""
+        now = self.clock.now()
+        for run_id in await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000):
+            message = "the process driving this run stopped before it ended"
+            entry = LogEntry(run_id, now, "warning", "run_finished", f"run interrupted: {message}")
+            run = await self.runs.get_run(run_id)
+            await self.runs.finish_run(
+                run_id,
+                status=RunStatus.INTERRUPTED,
+                finished_at=now,
+                error=message,
+                input_tokens=run.input_tokens,
+                output_tokens=run.output_tokens,
+                cost=run.cost,
+                log=entry,
+            )
+
+    async def database_answers(self) -> bool:
+        return await answers(self.database)
+
+    # -- configuration ----------------------------------------------------------------------------
+
+    def _blocked(self, project: Project) -> dict[str, list[Problem]]:
+        """What stops each pipeline from running (checked once per load, not per event)."""
+        shared = settings_problems(self.settings)
+        blocked = {}
+        for name, loaded in project.pipelines.items():
+            notifications = self.settings.spec.notifications
+            problems = shared + project.problems_for(loaded) + preflight(loaded, EXECUTOR_CAPABILITIES, notifications)
+            if problems:
+                blocked[name] = problems
+        return blocked
+
+    def problems(self) -> list[Problem]:
+        """Everything wrong with the loaded project, each problem once."""
+        found = list(self.project.problems) + settings_problems(self.settings)
+        for problems in self.blocked.values():
+            found += [problem for problem in problems if problem not in found]
+        return found
+
+    async def reload(self) -> list[Problem]:
+        """Load the pipelines, steps and agents again; runs in flight finish on what they started with."""
+        project = load_project(self.settings)
+        previous, started_on_it = self.engine, self.in_flight.tasks()
+        self.project, self.blocked, self.engine = project, self._blocked(project), self._engine(project)
+        closing = asyncio.create_task(self._close_after(previous, started_on_it))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        return self.problems()
+
+    async def _close_after(self, engine: Engine, runs: list[asyncio.Task[RunRecord]]) -> None:
+        await asyncio.gather(*runs, return_exceptions=True)
+        await engine.aclose()
+
+    async def _pending_count(self) -> int:
+        return await self.approvals.count_pending()

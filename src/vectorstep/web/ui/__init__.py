@@ -1,0 +1,1 @@
+"""The web UI: server-rendered pages (Jinja2, autoescaped) with htmx for live parts."""
