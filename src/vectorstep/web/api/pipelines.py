@@ -22,6 +22,7 @@ from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import Principal
 from vectorstep.web.deps import api_principal, service_of
 from vectorstep.web.errors import problem_json
+from vectorstep.web.redact import redacted
 from vectorstep.web.service import Service
 
 router = APIRouter(tags=["pipelines"])
@@ -68,12 +69,12 @@ async def list_pipelines(request: Request) -> dict[str, Any]:
 
 @router.get("/pipelines/{name}")
 async def get_pipeline(request: Request, name: str) -> dict[str, Any]:
-    """The pipeline as loaded (defaults filled in), its problems and its ten latest runs."""
+    """The pipeline as loaded (defaults filled in, secrets masked), its problems and its ten latest runs."""
     service = service_of(request)
     loaded = loaded_pipeline(service, name)
     recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=10)
     return pipeline_summary(service, loaded) | {
-        "spec": loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "spec": redacted(loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)),
         "recent_runs": [run.as_json() | {"steps": None} for run in recent],
     }
 

@@ -29,7 +29,7 @@ async def list_runs(
     status: RunStatus | None = None,
     pipeline: str | None = None,
     team: str | None = None,
-    stage: Literal["testing", "shadow", "production"] | None = None,
+    stage: Literal["testing", "production"] | None = None,
     since: Annotated[datetime | None, Query(description="started at or after (ISO 8601)")] = None,
     until: Annotated[datetime | None, Query(description="started before (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,

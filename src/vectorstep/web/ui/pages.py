@@ -28,7 +28,7 @@ from vectorstep.web.ui.run_view import run_view
 router = APIRouter(prefix="/ui", include_in_schema=False)
 PAGE_SIZE = 50
 STATUSES = [status.value for status in RunStatus]
-STAGES = ["testing", "shadow", "production"]
+STAGES = ["testing", "production"]
 
 
 class SignInRequired(Exception):

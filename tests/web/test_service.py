@@ -1,0 +1,131 @@
+"""The service around the API: the concurrency cap, parked runs, cron schedules, recovery and `serve`'s guard."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.web.conftest import LiveService, build_project, wait_for
+from vectorstep.domain.records import LogEntry, RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.spec.settings import load_settings
+from vectorstep.store.migrate import upgrade
+from vectorstep.store.runs import RunFilter
+from vectorstep.testing import FakeClock, ProjectDir, answer, generic_payload
+from vectorstep.web.schedule import Scheduler
+from vectorstep.web.service import Service
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    root = tmp_path_factory.mktemp("capped")
+    project = build_project(root / "project", f"sqlite:///{root / 'vectorstep.db'}", concurrency={"max_runs": 1})
+    server = LiveService(project.config)
+    yield server
+    server.stop()
+
+
+def test_past_the_concurrency_cap_an_event_is_429_overloaded(capped: LiveService) -> None:
+    with capped.client() as client:
+        busy = client.post("/api/pipelines/slow/run")
+        assert busy.status_code == 202
+        refused = client.post("/webhook?source=generic&allow_testing=true", json=generic_payload(pipeline="slow"))
+        assert refused.status_code == 429
+        assert refused.headers["retry-after"] == "5"
+        assert refused.json()["status"] == "overloaded"
+        assert "1 runs are in flight" in refused.json()["detail"]
+        wait_for(client, busy.json()["run_id"], until=("completed",))
+        deadline = time.monotonic() + 10
+        while capped.service.in_flight.count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        again = client.post("/webhook?source=generic&allow_testing=true", json=generic_payload(pipeline="slow"))
+        assert again.status_code == 202
+        wait_for(client, again.json()["run_id"], until=("completed",))
+
+
+def test_a_run_waiting_for_a_person_holds_no_slot(capped: LiveService) -> None:
+    with capped.client() as client:
+        waiting = client.post("/api/pipelines/approve-me/run").json()["run_id"]
+        wait_for(client, waiting, until=("waiting",))
+        other = client.post("/api/pipelines/sandbox/run")
+        assert other.status_code == 202
+        wait_for(client, other.json()["run_id"], until=("completed",))
+        approval = next(a for a in client.get("/api/approvals").json()["approvals"] if a["run_id"] == waiting)
+        client.post(f"/api/approvals/{approval['id']}/reject")
+        record = wait_for(client, waiting, until=("escalated", "completed"))
+    assert record["status"] == "escalated"
+    assert [(step["name"], step["status"]) for step in record["steps"]] == [("ask", "escalated")]  # `after` never ran
+
+
+def scheduled_project(root: Path) -> ProjectDir:
+    project = ProjectDir(root)
+    project.scripted_agent("reporter", answer(0.9, "all quiet"))
+    step = {"name": "report", "executor": "gateway", "executor_config": {"agent": "reporter"}}
+    for name, stage in (("nightly", "production"), ("trial", "testing")):
+        project.pipeline(
+            name,
+            {
+                "name": name,
+                "stage": stage,
+                "schedule": {"cron": "*/5 * * * *", "summary": f"{name} report", "labels": {"kind": "report"}},
+                "steps": [step],
+            },
+        )
+    project.settings({"database": {"url": f"sqlite:///{root / 'vectorstep.db'}"}})
+    return project
+
+
+async def test_a_schedule_fires_once_per_time_through_the_stage_gate_even_with_two_services(tmp_path: Path) -> None:
+    settings = load_settings(scheduled_project(tmp_path).config)
+    clock = FakeClock()  # 12:00:00
+    clock.advance(30)
+    first, second = Service(settings, clock=clock), Service(settings, clock=clock)
+    await upgrade(first.database)
+    try:
+        schedulers = [Scheduler(first, clock), Scheduler(second, clock)]
+        for scheduler in schedulers:
+            await scheduler.fire_due()  # nothing is due yet: the next time is 12:05
+        assert await first.runs.count_runs() == 0
+        clock.advance(5 * 60)
+        for scheduler in schedulers:
+            await scheduler.fire_due()
+        for service in (first, second):
+            await service.in_flight.drain(timeout_seconds=30)
+        runs = await first.runs.list_runs(RunFilter())
+        assert [(run.pipeline, run.source, run.status) for run in runs] == [("nightly", "cron", RunStatus.COMPLETED)]
+        context = runs[0].context
+        assert context["summary"] == "nightly report" and context["labels"] == {"kind": "report"}
+        assert context["fingerprint"] == "cron:nightly:2026-01-01T12:05:00+00:00"
+    finally:
+        for service in (first, second):
+            await service.engine.aclose()
+            await service.database.dispose()
+
+
+async def test_runs_a_dead_process_left_running_are_marked_interrupted_on_start(tmp_path: Path) -> None:
+    settings = load_settings(scheduled_project(tmp_path).config)
+    service = Service(settings)
+    await upgrade(service.database)
+    now = service.clock.now()
+    stranded = RunRecord("stranded", "nightly", RunStatus.RUNNING, "production", now, "cron")
+    await service.runs.insert_run(stranded, LogEntry("stranded", now, "info", "run_started", "started"))
+    await service.start()
+    try:
+        record = await service.runs.get_run("stranded", with_log=True)
+    finally:
+        await service.stop()
+    assert record.status is RunStatus.INTERRUPTED
+    assert record.error == "the process driving this run stopped before it ended"
+    assert record.log[-1].message.startswith("run interrupted")
+
+
+def test_serve_refuses_to_listen_beyond_localhost_without_tokens(tmp_path: Path) -> None:
+    project = scheduled_project(tmp_path)
+    result = run_cli("serve", "--config", str(project.config), "--host", "0.0.0.0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without auth tokens" in result.stderr
+    assert "Traceback" not in result.stderr
