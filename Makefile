@@ -17,6 +17,7 @@ demo: $(INSTALLED)
 	$(BIN)/vectorstep demo
 
 test: $(INSTALLED)
+	@scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest
 
 lint: $(INSTALLED)

@@ -79,6 +79,7 @@ def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
                     "name": "investigate",
                     "executor": "gateway",
                     "executor_config": {"agent": "investigator"},
+                    "prompt_template": "Alert on {{ labels.service }}: {{ context.summary }}. Find the cause.",
                     "confidence_threshold": 0.75,
                     "verifier": verifier,
                     "grounding": {"agent": "judge-half", "enforce": True},

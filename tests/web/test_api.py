@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import concurrent.futures
+import json
+import re
+from pathlib import Path
 
 from tests.web.conftest import ALICE, BOB, SECRET_HEADER, LiveService, alert, wait_for
 from vectorstep.testing import generic_payload
@@ -232,3 +235,17 @@ def test_no_token_is_ever_rendered_or_returned(live: LiveService) -> None:
     with live.client() as client:
         for path in ["/api/pipelines", "/api/pipelines/incident", "/api/runs", "/metrics", "/api/openapi.json"]:
             assert ALICE not in client.get(path).text
+
+
+def test_the_grafana_dashboard_only_uses_metrics_the_service_exposes(live: LiveService) -> None:
+    dashboard = json.loads((Path(__file__).parents[2] / "docs" / "grafana-dashboard.json").read_text())
+    expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    used = {name for expr in expressions for name in re.findall(r"\b(vectorstep_[a-z_]+)", expr)}
+    with live.client() as client:
+        exposed = client.get("/metrics").text
+    families = set(re.findall(r"^# TYPE (vectorstep_[a-z_]+) (counter|gauge|histogram)", exposed, re.M))
+    names = {name for name, _ in families}
+    names |= {f"{name}_total" for name, kind in families if kind == "counter"}
+    names |= {f"{name}_bucket" for name, kind in families if kind == "histogram"}
+    assert used and used <= names, used - names
+    assert {"vectorstep_step_grounding_score_bucket", "vectorstep_step_deterministic_check_total"} <= used

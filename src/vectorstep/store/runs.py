@@ -201,8 +201,9 @@ class RunRepository:
         return found
 
     async def list_runs(self, where: RunFilter, *, limit: int = 50, offset: int = 0) -> list[RunRecord]:
-        query = select(pipeline_runs)
+        """Newest first, without steps, log or the pipeline spec (a list never needs them)."""
         columns = pipeline_runs.c
+        query = select(*[column for column in columns if column.name != "spec"])
         for column, value in (
             (columns.status, where.status),
             (columns.pipeline_name, where.pipeline),
@@ -390,5 +391,5 @@ def _run_record(row: RowMapping, steps: list[StepRecord], log: list[LogEntry]) -
         cost=row["cost"],
         steps=tuple(steps),
         log=tuple(log),
-        spec=row["spec"],
+        spec=row.get("spec"),
     )

@@ -1,0 +1,203 @@
+"""The UI in a real headless Chromium (Playwright, Debian's chromium) against a real service."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from tests.web.conftest import ALICE, LiveService, alert, wait_for
+
+CHROMIUM = os.environ.get("VECTORSTEP_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def signed_in(browser: Browser, live: LiveService) -> Iterator[Page]:
+    context: BrowserContext = browser.new_context(base_url=live.url, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto("/ui/")
+    page.get_by_label("Token").fill(ALICE)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    yield page
+    context.close()
+
+
+def test_a_page_without_a_session_is_refused(browser: Browser, live: LiveService) -> None:
+    context = browser.new_context(base_url=live.url)
+    page = context.new_page()
+    page.goto("/ui/runs?status=escalated")
+    expect(page).to_have_url(re.compile(r"/ui/login\?next=/ui/runs%3Fstatus%3Descalated$"))
+    page.get_by_label("Token").fill("wrong-token-wrong-token")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("That token is not one of the configured tokens.")
+    page.get_by_label("Token").fill(ALICE)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(r"/ui/runs\?status=escalated$"))  # back where they were going
+    assert ALICE not in page.content()
+    context.close()
+    with httpx.Client(base_url=live.url) as anonymous:
+        assert anonymous.get("/ui/approvals").status_code == 303
+        assert anonymous.get("/ui/runs/x/events", headers={"accept": "text/event-stream"}).status_code == 401
+
+
+def test_the_trust_panel_explains_a_grounded_enforced_step(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/webhook?source=alertmanager", json=alert(fingerprint="ui-trust")).json()["run_id"]
+        wait_for(client, run_id, until=("escalated",))
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    expect(page.get_by_test_id("run-status")).to_have_text("escalated")
+    header = page.locator(".run-head")
+    expect(header).to_contain_text("production")
+    expect(header).to_contain_text("shop")
+    expect(header).to_contain_text("alertmanager")
+
+    step = page.locator("section.step[data-step=investigate]")
+    panel = step.get_by_test_id("trust-panel")
+    expect(panel.locator(".trust-title")).to_have_text("Trust (enforced)")
+    chips = {key: panel.locator(f".chip[data-chip='{key}']") for key in ("S", "V", "G", "D", "trust")}
+    expect(chips["S"].locator(".chip-value")).to_have_text("0.90")
+    expect(chips["V"].locator(".chip-value")).to_have_text("0.85")
+    expect(chips["V"].locator(".chip-detail")).to_have_text("independent · reviewer · scripted")
+    expect(chips["G"].locator(".chip-value")).to_have_text("0.50")
+    expect(chips["G"].locator(".chip-detail")).to_have_text("judge · judge-half · scripted")
+    expect(chips["D"]).to_contain_text("Checks (D)")
+    expect(chips["D"].locator(".chip-value")).to_have_text("PASS")
+    expect(chips["trust"].locator(".chip-value")).to_have_text("0.50")
+    expect(chips["trust"].locator(".chip-detail")).to_have_text("threshold 0.75 → escalated")
+    expect(panel.get_by_test_id("divergence")).to_contain_text("|G − S| = 0.40")
+
+    claims = panel.locator("li.claim")
+    expect(claims).to_have_count(4)
+    expect(panel.locator("li.claim.supported .claim-mark")).to_have_text(["✓", "✓"])
+    expect(panel.locator("li.claim.unsupported .claim-mark")).to_have_text(["✗", "✗"])
+    expect(claims.nth(0)).to_contain_text("checkout 5xx ratio 0.042")
+    expect(panel.locator("li.check.passed")).to_contain_text("still_firing")
+
+    # Every disclosure is closed until opened, and then shows what was asked and answered.
+    for role, prompt_text, answer_text in [
+        ("Primary", "Alert on checkout: 5xx rate above 2% on checkout", "checkout-7d9f-x2kqp was OOMKilled"),
+        ("Verifier", "Find the cause.", "the investigation holds up"),
+        ("Grounding judge", "checkout 5xx ratio 0.042", "2 of 4 claims are supported."),
+    ]:
+        call = panel.locator(".call", has=page.locator(".call-role", has_text=role))
+        prompt = call.locator("details", has=page.locator("summary", has_text="Prompt"))
+        answer = call.locator("details", has=page.locator("summary", has_text="Answer"))
+        expect(prompt.locator("pre")).to_be_hidden()
+        prompt.locator("summary").click()
+        expect(prompt.locator("pre")).to_contain_text(prompt_text)
+        answer.locator("summary").click()
+        expect(answer.locator("pre")).to_contain_text(answer_text)
+
+    how = panel.locator("details.how")
+    expect(how.locator("ol")).to_be_hidden()
+    how.locator("summary").focus()
+    page.keyboard.press("Enter")  # keyboard users open it too
+    narrative = how.locator("ol li")
+    expect(narrative.first).to_have_text("The agent reported a confidence of 0.90 (S).")
+    expect(how).to_contain_text("gave 0.85 (V)")
+    expect(how).to_contain_text("found 2 of 4 load-bearing claims supported: G = 0.50")
+    expect(how).to_contain_text("With the minimum strategy, trust became min(0.90, 0.85) = 0.85.")
+    expect(how).to_contain_text("Grounding is enforced: trust became min(0.85, G) = 0.50.")
+    expect(how).to_contain_text("Combined trust 0.50 is below the threshold 0.75: on_low_confidence is escalate")
+    configuration = panel.locator("details", has=page.locator("summary", has_text="Step configuration"))
+    configuration.locator("summary").click()
+    expect(configuration).to_contain_text("Grounding: enforced (G caps trust), judge judge-half")
+    expect(configuration).to_contain_text("Deterministic checks: still_firing.")
+
+    # A step with only a verifier still shows how S and V combined.
+    triage = page.locator("section.step[data-step=triage]").get_by_test_id("trust-panel")
+    expect(triage.locator(".chip")).to_have_count(3)  # S, V, combined
+    expect(triage.locator(".chip[data-chip='V'] .chip-value")).to_have_text("0.85")
+    triage.locator("details.how summary").click()
+    expect(triage.locator("details.how")).to_contain_text("trust became min(0.80, 0.85) = 0.80")
+
+
+def test_deciding_an_approval_in_the_ui_resumes_the_run(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/approve-me/run", json={"summary": "payments down"}).json()["run_id"]
+        wait_for(client, run_id, until=("waiting",))
+        pending = len(client.get("/api/approvals").json()["approvals"])
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    expect(page.get_by_test_id("pending-badge")).to_have_text(str(pending))
+    page.get_by_role("link", name="Decide").click()
+    expect(page.locator(".ask")).to_have_text("Roll back payments?")
+    page.get_by_role("button", name="Approve").click()
+    expect(page.get_by_role("status")).to_contain_text("Decision recorded: approved by alice")
+    page.get_by_role("link", name=run_id[:12]).click()
+    expect(page.get_by_test_id("run-status")).to_have_text("completed", timeout=15_000)
+    with live.client() as client:
+        approval = client.get(f"/api/runs/{run_id}").json()["approvals"][0]
+    assert approval["status"] == "approved" and approval["decided_by"] == "alice"
+
+
+def test_a_form_without_its_csrf_token_is_refused(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/approve-me/run").json()["run_id"]
+        wait_for(client, run_id, until=("waiting",))
+        approval_id = client.get(f"/api/runs/{run_id}").json()["approvals"][0]["id"]
+    forged = signed_in.request.post(f"/ui/approvals/{approval_id}/decide", form={"decision": "approve"})
+    assert forged.status == 403
+    with live.client() as client:
+        assert client.get(f"/api/runs/{run_id}").json()["approvals"][0]["status"] == "pending"
+        client.post(f"/api/approvals/{approval_id}/reject")
+
+
+def test_marking_a_step_from_its_page(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/webhook?source=alertmanager", json=alert(fingerprint="ui-mark")).json()["run_id"]
+        wait_for(client, run_id, until=("escalated",))
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    step = page.locator("section.step[data-step=investigate]")
+    step.get_by_label("comment").fill("the database claim is made up")
+    step.get_by_role("button", name="Partial").click()
+    expect(step.locator(".mark-chip")).to_have_text("partial · alice")
+    with live.client() as client:
+        marks = client.get(f"/api/runs/{run_id}").json()["feedback"]
+    assert [(m["step"], m["label"], m["comment"]) for m in marks] == [
+        ("investigate", "partial", "the database claim is made up")
+    ]
+
+
+def test_a_running_run_updates_live(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/slow/run").json()["run_id"]
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    expect(page.get_by_test_id("run-status")).to_contain_text("running")
+    expect(page.get_by_test_id("run-status")).to_have_text("completed", timeout=20_000)
+    expect(page.locator("section.step[data-step=notify]")).to_be_visible()
+
+
+def test_runs_list_filters_and_marks_testing_runs(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/sandbox/run").json()["run_id"]
+        wait_for(client, run_id, until=("completed",))
+    page = signed_in
+    page.goto("/ui/runs")
+    page.get_by_label("Pipeline").select_option("sandbox")
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"pipeline=sandbox"))
+    rows = page.locator("table.runs tbody tr")
+    expect(rows.first).to_contain_text("TESTING")
+    for text in rows.all_inner_texts():
+        assert "sandbox" not in text or "TESTING" in text
