@@ -19,6 +19,7 @@ import platform
 import re
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,7 +37,6 @@ from vectorstep.store.tables import pipeline_run_events, pipeline_runs
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 
 TOKEN = "bench-token-0123456789abcdef"
-TERMINAL = {"completed", "escalated", "stopped", "aborted", "failed", "interrupted"}
 TOOL_SERVER = '''
 from mcp.server.mcpserver import MCPServer
 app = MCPServer("bench")
@@ -139,7 +139,8 @@ class Server:
     def rss_mib(self) -> tuple[float, float]:
         assert self.process is not None
         status = Path(f"/proc/{self.process.pid}/status").read_text()
-        found = {key: int(value.split()[0]) / 1024 for key, value in re.findall(r"^(VmRSS|VmHWM):\s+(.+)$", status, re.M)}
+        pairs = re.findall(r"^(VmRSS|VmHWM):\s+(\d+)", status, re.M)
+        found = {key: int(value) / 1024 for key, value in pairs}
         return round(found["VmRSS"], 1), round(found["VmHWM"], 1)
 
     def stop(self) -> None:
@@ -153,15 +154,29 @@ def headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKEN}"}
 
 
-def wait_terminal(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    while True:
-        record: dict[str, Any] = client.get(f"/api/runs/{run_id}").json()
-        if record["status"] in TERMINAL:
-            return record
-        time.sleep(0.002)
+class Watcher:
+    """Reads the service's SQLite file from this process: waiting for runs does not load the service."""
+
+    def __init__(self, database: Path) -> None:
+        self._connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+
+    def ended(self, where: str, *params: object) -> list[tuple[str, datetime]]:
+        query = f"SELECT status, finished_at FROM pipeline_runs WHERE finished_at IS NOT NULL AND {where}"
+        rows = self._connection.execute(query, params).fetchall()
+        return [(status, datetime.fromisoformat(finished).replace(tzinfo=UTC)) for status, finished in rows]
+
+    def wait(self, count: int, where: str, *params: object, pause: float) -> list[tuple[str, datetime]]:
+        while True:
+            found = self.ended(where, *params)
+            if len(found) >= count:
+                return found
+            time.sleep(pause)
+
+    def close(self) -> None:
+        self._connection.close()
 
 
-def latency(server: Server, count: int = 30) -> dict[str, float]:
+def latency(server: Server, watcher: Watcher, count: int = 30) -> dict[str, float]:
     """From sending the webhook to the run's recorded end (same machine, same wall clock)."""
     samples = []
     with httpx.Client(base_url=server.url, headers=headers()) as client:
@@ -169,16 +184,15 @@ def latency(server: Server, count: int = 30) -> dict[str, float]:
             payload = alertmanager_payload(fingerprint=f"latency-{n}-{uuid.uuid4().hex[:6]}")
             sent = datetime.now(UTC)
             run_id = client.post("/webhook?source=alertmanager", json=payload).json()["run_id"]
-            record = wait_terminal(client, run_id)
-            assert record["status"] == "completed", record
+            [(status, finished)] = watcher.wait(1, "id = ?", run_id, pause=0.0005)
+            assert status == "completed", status
             if n >= 5:  # warm-up
-                finished = datetime.fromisoformat(record["finished_at"])
                 samples.append((finished - sent).total_seconds() * 1000)
     samples.sort()
     return {"median_ms": round(statistics.median(samples), 1), "p95_ms": round(samples[int(len(samples) * 0.95)], 1)}
 
 
-async def throughput(server: Server, webhooks: int, clients: int) -> dict[str, Any]:
+async def throughput(server: Server, watcher: Watcher, webhooks: int, clients: int) -> dict[str, Any]:
     queue: asyncio.Queue[int] = asyncio.Queue()
     for n in range(webhooks):
         queue.put_nowait(n)
@@ -202,19 +216,11 @@ async def throughput(server: Server, webhooks: int, clients: int) -> dict[str, A
     began = time.perf_counter()
     await asyncio.gather(*(client_loop() for _ in range(clients)))
     intake_seconds = time.perf_counter() - began
-    async with httpx.AsyncClient(base_url=server.url, headers=headers(), timeout=60) as client:
-        records = []
-        for run_id in accepted:
-            while True:
-                record = (await client.get(f"/api/runs/{run_id}")).json()
-                if record["status"] in TERMINAL:
-                    records.append(record)
-                    break
-                await asyncio.sleep(0.05)
-    last = max(datetime.fromisoformat(record["finished_at"]) for record in records)
+    ended = watcher.wait(len(accepted), "fingerprint LIKE ?", f"{batch}-%", pause=0.02)
+    last = max(finished for _, finished in ended)
     statuses: dict[str, int] = {}
-    for record in records:
-        statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    for status, _ in ended:
+        statuses[status] = statuses.get(status, 0) + 1
     return {
         "webhooks": webhooks,
         "clients": clients,
@@ -316,15 +322,17 @@ def main() -> None:
             startups.append(server.start())
             server.stop()
         server.start()
+        watcher = Watcher(Path(folder) / "bench.db")
         try:
-            one_run = latency(server)
-            load = asyncio.run(throughput(server, args.webhooks, args.clients))
-            again = asyncio.run(throughput(server, args.webhooks, args.clients))
+            one_run = latency(server, watcher)
+            load = asyncio.run(throughput(server, watcher, args.webhooks, args.clients))
+            again = asyncio.run(throughput(server, watcher, args.webhooks, args.clients))
             rss, peak = server.rss_mib()
             with httpx.Client(base_url=server.url, headers=headers()) as client:
                 run_id = client.get("/api/runs?limit=1").json()["runs"][0]["run_id"]
                 left = client.get("/api/runs", params={"status": "running", "limit": 500}).json()["runs"]
         finally:
+            watcher.close()
             server.stop()
         fill_history(Path(folder) / "bench.db", args.history)
         server.start()

@@ -38,7 +38,18 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
         out.line(
             "no auth.tokens configured: open to anyone who can reach this address (localhost only)", style="yellow"
         )
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)
+    # The standard asyncio loop, not uvloop: shell checks spawn processes, and CPython's spawn (vfork)
+    # costs ~1 ms where uvloop's fork of a large process costs ~6 ms (benchmarks/bench_service.py).
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="asyncio",
+        http="httptools",
+        log_level="info",
+        access_log=False,
+        server_header=False,
+    )
     return 0
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 TraceEventType = Literal[
@@ -34,7 +34,11 @@ class TraceEvent:
     stop_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        # Hot path (every event of every step is stored): no deep copy; `args` is a fresh shallow dict.
+        found = {name: getattr(self, name) for name in _FIELDS}
+        if self.args is not None:
+            found["args"] = dict(self.args)
+        return {key: value for key, value in found.items() if value is not None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TraceEvent:
@@ -44,6 +48,9 @@ class TraceEvent:
     @property
     def was_capped(self) -> bool:
         return self.original_chars is not None
+
+
+_FIELDS = tuple(TraceEvent.__dataclass_fields__)
 
 
 def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:

@@ -1,22 +1,27 @@
-"""The agent runtime embedded in this process (the default `gateway: {mode: embedded}`)."""
+"""The agent runtime embedded in this process (the default `gateway: {mode: embedded}`).
+
+The model layer (pydantic-ai) is imported on the first agent turn, or by `warm_up()`: a process
+that only serves pages, or is starting, does not wait half a second for it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Mapping
-
-from pydantic_ai.exceptions import AgentRunError, UserError
-from pydantic_ai.settings import ModelSettings
+from typing import TYPE_CHECKING
 
 from vectorstep.clock import Clock, SystemClock
-from vectorstep.errors import AgentRuntimeError, ExecutionDetails
-from vectorstep.runtime.loop import TurnSettings, run_turn
-from vectorstep.runtime.models import ModelResolver, resolve_model
+from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
-from vectorstep.runtime.toolbox import Toolbox, ToolHub
-from vectorstep.runtime.trace_recorder import TraceRecorder
+from vectorstep.runtime.toolbox import ToolHub
 from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.service import LimitsSpec, ServiceSpec
+
+if TYPE_CHECKING:
+    from vectorstep.runtime.models import ModelResolver
+
+TURN_MODULE = "vectorstep.runtime.embedded_turn"
 
 
 class EmbeddedRuntime:
@@ -26,7 +31,7 @@ class EmbeddedRuntime:
         service: ServiceSpec,
         *,
         clock: Clock | None = None,
-        models: ModelResolver = resolve_model,
+        models: ModelResolver | None = None,
     ) -> None:
         self._agents = agents
         self._models = models
@@ -42,86 +47,26 @@ class EmbeddedRuntime:
             raise AgentRuntimeError(f"no agent {name!r} on this runtime (agents: {known})", code="unknown_agent")
         return found
 
+    async def warm_up(self) -> None:
+        """Load the model layer in a worker thread, so the first run does not pay for it."""
+        await asyncio.to_thread(importlib.import_module, TURN_MODULE)
+
     async def run(self, request: AgentRequest, on_event: TraceListener | None = None) -> AgentReply:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._limits.max_concurrent_runs)
-        async with self._slots:
-            return await self._run(request, on_event)
-
-    async def _run(self, request: AgentRequest, on_event: TraceListener | None) -> AgentReply:
         agent = self.agent(request.agent)
-        resolved = self._models(agent, request.model or agent.spec.model)
-        cap = request.trace_tool_result_max or self._limits.trace_tool_result_max_chars
-        recorder = TraceRecorder(self._clock, cap, on_event)
-        toolbox = Toolbox(
-            self._hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=self._limits.mcp_tool_timeout_seconds
-        )
-        settings = TurnSettings(
-            max_iterations=agent.spec.max_iterations or self._limits.max_agent_iterations,
-            model_settings=_model_settings(agent),
-            provider=resolved.provider,
-        )
-        started = self._clock.monotonic()
-        timeout = min(
-            (limit for limit in (request.timeout_seconds, self._limits.max_run_seconds) if limit is not None),
-            default=None,
-        )
-        try:
-            async with asyncio.timeout(timeout):
-                result = await run_turn(
-                    model=resolved.model,
-                    instructions=agent.instructions,
-                    message=request.message,
-                    toolbox=toolbox,
-                    settings=settings,
-                    recorder=recorder,
-                    clock=self._clock,
-                )
-        except TimeoutError:
-            raise AgentRuntimeError(
-                f"agent {agent.name!r} did not answer within {timeout:g}s",
-                code="timeout",
-                details=_details(recorder, resolved.name, resolved.provider, agent.version),
-            ) from None
-        except AgentRuntimeError as error:
-            error.details = _details(recorder, resolved.name, resolved.provider, agent.version)
-            raise
-        except (AgentRunError, UserError) as error:
-            raise AgentRuntimeError(
-                f"model {resolved.name!r} failed: {error}",
-                code="model_error",
-                details=_details(recorder, resolved.name, resolved.provider, agent.version),
-            ) from error
-        return AgentReply(
-            text=result.text,
-            trace=tuple(recorder.events),
-            usage=result.usage,
-            model=result.model,
-            provider=resolved.provider,
-            agent_version=agent.version,
-            duration_ms=round((self._clock.monotonic() - started) * 1000, 3),
-            stop_reason=result.stop_reason,
-            truncated=result.truncated,
-            full_tool_results=dict(recorder.full_tool_results),
-        )
+        turn = importlib.import_module(TURN_MODULE)
+        async with self._slots:
+            reply: AgentReply = await turn.answer(
+                agent,
+                request,
+                on_event,
+                hub=self._hub,
+                limits=self._limits,
+                clock=self._clock,
+                models=self._models,
+            )
+            return reply
 
     async def aclose(self) -> None:
         await self._hub.aclose()
-
-
-def _model_settings(agent: AgentDefinition) -> ModelSettings:
-    settings = ModelSettings(max_tokens=agent.spec.max_tokens)
-    if agent.spec.temperature is not None:
-        settings["temperature"] = agent.spec.temperature
-    return settings
-
-
-def _details(recorder: TraceRecorder, model: str, provider: str, version: str) -> ExecutionDetails:
-    return ExecutionDetails(
-        trace=tuple(recorder.events),
-        model=model,
-        provider=provider,
-        agent_version=version,
-        input_tokens=sum(event.input_tokens or 0 for event in recorder.events),
-        output_tokens=sum(event.output_tokens or 0 for event in recorder.events),
-    )

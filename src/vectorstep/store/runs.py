@@ -32,8 +32,11 @@ class RunRepository:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    async def insert_run(self, run: RunRecord, log: LogEntry) -> None:
-        """The run row and its first log line; with a dedup rule, refused (DuplicateRunError) atomically."""
+    async def insert_run(self, run: RunRecord, log: LogEntry, *, lease: tuple[str, datetime] | None = None) -> None:
+        """The run row and its first log line; with a dedup rule, refused (DuplicateRunError) atomically.
+
+        `lease` (owner, until): the process that will drive the run holds it from the first write.
+        """
 
         def work(connection: Connection) -> None:
             if run.dedup is not None:
@@ -54,6 +57,8 @@ class RunRepository:
                     updated_at=run.started_at,
                     spec=dict(run.spec) if run.spec is not None else None,
                     parent_run_id=run.parent_run_id,
+                    lease_owner=lease[0] if lease else None,
+                    lease_expires_at=lease[1] if lease else None,
                 )
             )
             connection.execute(insert(pipeline_run_events).values(_log_row(log)))
@@ -88,21 +93,23 @@ class RunRepository:
         output_tokens: int,
         cost: float | None,
         log: LogEntry,
+        release: bool = False,
     ) -> None:
+        """Record how the run ended (or stopped, for now); `release` also gives up its lease."""
+        values: dict[str, Any] = {
+            "status": status.value,
+            "finished_at": finished_at if status.is_terminal else None,
+            "error": error,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cost": cost,
+            "updated_at": finished_at,
+        }
+        if release:
+            values |= {"lease_owner": None, "lease_expires_at": None}
+
         def work(connection: Connection) -> None:
-            connection.execute(
-                update(pipeline_runs)
-                .where(pipeline_runs.c.id == run_id)
-                .values(
-                    status=status.value,
-                    finished_at=finished_at if status.is_terminal else None,
-                    error=error,
-                    input_tokens=input_tokens,
-                    output_tokens=output_tokens,
-                    cost=cost,
-                    updated_at=finished_at,
-                )
-            )
+            connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
             connection.execute(insert(pipeline_run_events), [_log_row(log)])
 
         await self.database.write(work)

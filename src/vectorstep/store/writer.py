@@ -53,14 +53,12 @@ class StoreWriter:
                 output_tokens=event.output_tokens,
                 cost=event.cost,
                 log=event.log,
+                release=self._owner is not None,
             )
-            await self._release(event.run_id)
 
     async def _started(self, event: RunStarted) -> None:
-        await self._runs.insert_run(event.run, event.log)
-        if self._owner is not None:
-            until = event.log.ts + timedelta(seconds=LEASE_SECONDS)
-            await self._runs.claim(event.run.run_id, self._owner, until, event.log.ts)
+        lease = (self._owner, event.log.ts + timedelta(seconds=LEASE_SECONDS)) if self._owner is not None else None
+        await self._runs.insert_run(event.run, event.log, lease=lease)
 
     async def _release(self, run_id: str) -> None:
         if self._owner is not None:

@@ -83,6 +83,7 @@ class Service:
             asyncio.create_task(keep_leases(self.runs, self.owner, self.clock), name="leases"),
             asyncio.create_task(self._resume_loop(), name="resumer"),
             asyncio.create_task(scheduler.loop(), name="scheduler"),
+            asyncio.create_task(self.engine.runtime.warm_up(), name="warm-up"),
         ]
 
     async def stop(self) -> None:

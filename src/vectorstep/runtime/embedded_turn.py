@@ -1,0 +1,100 @@
+"""One agent turn on the embedded runtime: model, tools, trace and the errors it maps (imports pydantic-ai)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic_ai.exceptions import AgentRunError, UserError
+from pydantic_ai.settings import ModelSettings
+
+from vectorstep.clock import Clock
+from vectorstep.errors import AgentRuntimeError, ExecutionDetails
+from vectorstep.runtime.loop import TurnSettings, run_turn
+from vectorstep.runtime.models import ModelResolver, resolve_model
+from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
+from vectorstep.runtime.toolbox import Toolbox, ToolHub
+from vectorstep.runtime.trace_recorder import TraceRecorder
+from vectorstep.spec.agent_files import AgentDefinition
+from vectorstep.spec.service import LimitsSpec
+
+
+async def answer(
+    agent: AgentDefinition,
+    request: AgentRequest,
+    on_event: TraceListener | None,
+    *,
+    hub: ToolHub,
+    limits: LimitsSpec,
+    clock: Clock,
+    models: ModelResolver | None,
+) -> AgentReply:
+    resolved = (models or resolve_model)(agent, request.model or agent.spec.model)
+    cap = request.trace_tool_result_max or limits.trace_tool_result_max_chars
+    recorder = TraceRecorder(clock, cap, on_event)
+    toolbox = Toolbox(hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=limits.mcp_tool_timeout_seconds)
+    settings = TurnSettings(
+        max_iterations=agent.spec.max_iterations or limits.max_agent_iterations,
+        model_settings=_model_settings(agent),
+        provider=resolved.provider,
+    )
+    started = clock.monotonic()
+    timeout = min(
+        (limit for limit in (request.timeout_seconds, limits.max_run_seconds) if limit is not None),
+        default=None,
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            result = await run_turn(
+                model=resolved.model,
+                instructions=agent.instructions,
+                message=request.message,
+                toolbox=toolbox,
+                settings=settings,
+                recorder=recorder,
+                clock=clock,
+            )
+    except TimeoutError:
+        raise AgentRuntimeError(
+            f"agent {agent.name!r} did not answer within {timeout:g}s",
+            code="timeout",
+            details=_details(recorder, resolved.name, resolved.provider, agent.version),
+        ) from None
+    except AgentRuntimeError as error:
+        error.details = _details(recorder, resolved.name, resolved.provider, agent.version)
+        raise
+    except (AgentRunError, UserError) as error:
+        raise AgentRuntimeError(
+            f"model {resolved.name!r} failed: {error}",
+            code="model_error",
+            details=_details(recorder, resolved.name, resolved.provider, agent.version),
+        ) from error
+    return AgentReply(
+        text=result.text,
+        trace=tuple(recorder.events),
+        usage=result.usage,
+        model=result.model,
+        provider=resolved.provider,
+        agent_version=agent.version,
+        duration_ms=round((clock.monotonic() - started) * 1000, 3),
+        stop_reason=result.stop_reason,
+        truncated=result.truncated,
+        full_tool_results=dict(recorder.full_tool_results),
+    )
+
+
+def _model_settings(agent: AgentDefinition) -> ModelSettings:
+    settings = ModelSettings(max_tokens=agent.spec.max_tokens)
+    if agent.spec.temperature is not None:
+        settings["temperature"] = agent.spec.temperature
+    return settings
+
+
+def _details(recorder: TraceRecorder, model: str, provider: str, version: str) -> ExecutionDetails:
+    return ExecutionDetails(
+        trace=tuple(recorder.events),
+        model=model,
+        provider=provider,
+        agent_version=version,
+        input_tokens=sum(event.input_tokens or 0 for event in recorder.events),
+        output_tokens=sum(event.output_tokens or 0 for event in recorder.events),
+    )
