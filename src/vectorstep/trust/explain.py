@@ -122,7 +122,9 @@ def _check_lines(checks: list[Mapping[str, Any]]) -> list[str]:
         return []
     failed = [check for check in checks if not check.get("passed")]
     if not failed:
-        return ["The deterministic check passed." if len(checks) == 1 else f"All {len(checks)} deterministic checks passed."]
+        return [
+            f"All {len(checks)} deterministic checks passed." if len(checks) > 1 else "The deterministic check passed."
+        ]
     names = ", ".join(f"{check.get('name')} ({check.get('detail')})" for check in failed)
     return [f"A deterministic check failed — {names} — so trust became 0."]
 

@@ -9,8 +9,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sse_starlette.sse import EventSourceResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from vectorstep.domain.approvals import ApprovalStatus
 from vectorstep.domain.context import NormalisedContext
@@ -27,6 +26,7 @@ from vectorstep.web.ui.run_view import run_view
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 PAGE_SIZE = 50
+KEEPALIVE_SECONDS = 15
 STATUSES = [status.value for status in RunStatus]
 STAGES = ["testing", "production"]
 
@@ -172,31 +172,37 @@ async def _run_view(request: Request, run_id: str) -> Any:
 
 
 @router.get("/runs/{run_id}/events")
-async def run_events(request: Request, run_id: str, _: Person) -> EventSourceResponse:
+async def run_events(request: Request, run_id: str, _: Person) -> StreamingResponse:
     """Server-sent events while the run moves: `step`, `log`, and `finished` (then the stream ends)."""
     service = service_of(request)
     run = await service.runs.get_run(await service.runs.resolve_run_id(run_id))
 
-    async def stream() -> AsyncIterator[dict[str, str]]:
+    async def stream() -> AsyncIterator[str]:
         if run.status.is_terminal:
-            yield {"event": "finished", "data": run.status.value}
+            yield _event("finished")
             return
         queue = service.live.subscribe(run.run_id)
         try:
             while True:
-                kind = await queue.get()
-                yield {"event": kind, "data": run.run_id}
-                if kind == "finished":
-                    return
+                try:
+                    kind = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                except TimeoutError:
+                    yield ": still here\n\n"  # a comment keeps proxies from closing an idle stream
+                    continue
                 await asyncio.sleep(0.2)  # a burst of events becomes one refresh
                 while not queue.empty():
-                    if queue.get_nowait() == "finished":
-                        yield {"event": "finished", "data": run.run_id}
-                        return
+                    kind = "finished" if queue.get_nowait() == "finished" else kind
+                yield _event(kind)
+                if kind == "finished":
+                    return
         finally:
             service.live.unsubscribe(run.run_id, queue)
 
-    return EventSourceResponse(stream(), ping=15)
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+def _event(kind: str) -> str:
+    return f"event: {kind}\ndata: {kind}\n\n"
 
 
 @router.post("/runs/{run_id}/feedback", response_class=HTMLResponse)
