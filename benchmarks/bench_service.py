@@ -271,26 +271,26 @@ def fill_history(database: Path, runs: int) -> None:
 
 def page_latency(server: Server, run_id: str, requests: int = 40) -> dict[str, dict[str, float]]:
     results = {}
-    with httpx.Client(base_url=server.url, timeout=30) as browser:
+    with (
+        httpx.Client(base_url=server.url, timeout=30) as browser,
+        httpx.Client(base_url=server.url, timeout=30, headers=headers()) as api,
+    ):
         login = browser.get("/ui/login").text
         csrf = re.search(r'name="csrf" value="([^"]+)"', login)
         assert csrf is not None
         browser.post("/ui/login", data={"csrf": csrf[1], "token": TOKEN, "next": "/ui/"})
-        for name, path, authorised in [
+        for name, path, client in [
             ("/ui/runs", "/ui/runs", browser),
             ("/ui/runs filtered", "/ui/runs?status=escalated&pipeline=checkout-5xx", browser),
             ("/ui/ (dashboard)", "/ui/", browser),
             ("/ui/runs/{id}", f"/ui/runs/{run_id}", browser),
-            ("/api/runs", "/api/runs", None),
-            ("/metrics", "/metrics", None),
+            ("/api/runs", "/api/runs", api),
+            ("/metrics", "/metrics", api),
         ]:
             samples = []
             for n in range(requests + 3):
                 began = time.perf_counter()
-                if authorised is None:
-                    answer_ = httpx.get(server.url + path, headers=headers())
-                else:
-                    answer_ = authorised.get(path)
+                answer_ = client.get(path)
                 took = (time.perf_counter() - began) * 1000
                 assert answer_.status_code == 200, (path, answer_.status_code)
                 if n >= 3:

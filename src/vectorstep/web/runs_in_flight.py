@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from vectorstep.domain.records import RunRecord
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Accepted:
-    run_id: str
 
 
 class InFlight:
