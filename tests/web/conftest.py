@@ -54,12 +54,14 @@ JUDGE_HALF = answer(
 
 
 def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
-    """Pipelines: `incident` (production; a grounded, enforced step), `approve-me`, `sandbox` (testing), `slow`."""
+    """Pipelines: `incident` (production; a grounded, enforced step), `approve-me`, `garbled` (a judge that
+    answers nonsense), `sandbox` (testing) and `slow` (testing; a 1.5 s check, then a webhook with a secret)."""
     project = ProjectDir(root)
     project.scripted_agent("triage", answer(0.8, "checkout is failing"))
     project.scripted_agent("investigator", *investigator_turns(), tools=["tools"])
     project.scripted_agent("judge-half", JUDGE_HALF)
     project.scripted_agent("reviewer", answer(0.85, "the investigation holds up"))
+    project.scripted_agent("judge-garbled", {"answer": "I cannot tell from this transcript, sorry."})
     verifier = {"mode": "independent", "executor_config": {"agent": "reviewer"}, "trigger": {"always": True}}
     project.pipeline(
         "incident",
@@ -97,6 +99,21 @@ def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
             "steps": [
                 {"name": "ask", "executor": "human", "executor_config": {"message": "Roll back payments?"}},
                 {"name": "after", "executor": "gateway", "executor_config": {"agent": "triage"}},
+            ],
+        },
+    )
+    project.pipeline(
+        "garbled",
+        {
+            "name": "garbled",
+            "stage": "testing",
+            "steps": [
+                {
+                    "name": "investigate",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "investigator"},
+                    "grounding": {"agent": "judge-garbled"},
+                }
             ],
         },
     )

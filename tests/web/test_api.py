@@ -41,6 +41,19 @@ def test_an_alert_is_accepted_with_its_run_row_written_and_runs_in_the_backgroun
     assert record["log"][0]["event"] == "run_started"
 
 
+def test_a_grafana_alert_runs_with_its_links_in_the_context(live: LiveService) -> None:
+    payload = {**alert(fingerprint="f-grafana"), "orgId": 1, "title": "[FIRING:1] checkout 5xx", "state": "alerting"}
+    payload["alerts"][0] |= {"dashboardURL": "http://grafana.example/d/abc", "values": {"B": 0.042}}
+    with live.client() as client:
+        answer = client.post("/webhook?source=grafana", json=payload)
+        assert answer.status_code == 202
+        run = client.get(f"/api/runs/{answer.json()['run_id']}").json()
+    assert run["source"] == "grafana" and run["pipeline"] == "incident"
+    assert run["context"]["metadata"]["dashboard_url"] == "http://grafana.example/d/abc"
+    assert run["context"]["metadata"]["values"] == {"B": 0.042}
+    assert run["context"]["labels"]["service"] == "checkout"
+
+
 def test_the_same_alert_twice_is_deduplicated_to_the_first_run(live: LiveService) -> None:
     with live.client() as client:
         first = client.post(
@@ -165,7 +178,7 @@ def test_an_approval_decided_over_the_api_resumes_the_run(live: LiveService) -> 
 def test_pipelines_are_listed_shown_without_secrets_and_run_by_hand(live: LiveService) -> None:
     with live.client() as client:
         listed = {pipeline["name"]: pipeline for pipeline in client.get("/api/pipelines").json()["pipelines"]}
-        assert set(listed) == {"incident", "approve-me", "sandbox", "slow"}
+        assert set(listed) == {"incident", "approve-me", "garbled", "sandbox", "slow"}
         assert listed["sandbox"]["stage"] == "testing" and listed["incident"]["steps"] == 2
         shown = client.get("/api/pipelines/slow")
         assert shown.status_code == 200 and SECRET_HEADER not in shown.text

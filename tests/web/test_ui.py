@@ -90,6 +90,9 @@ def test_the_trust_panel_explains_a_grounded_enforced_step(signed_in: Page, live
     expect(panel.locator("li.claim.unsupported .claim-mark")).to_have_text(["✗", "✗"])
     expect(claims.nth(0)).to_contain_text("checkout 5xx ratio 0.042")
     expect(panel.locator("li.check.passed")).to_contain_text("still_firing")
+    expect(panel.locator(".flag.truncation")).to_contain_text("1 transcript entry was shortened for the judge")
+    flagged = panel.locator("li.claim.unsupported", has_text="the database is healthy")
+    expect(flagged.locator(".note")).to_contain_text("possibly a truncation artefact; raise grounding.max_trace_chars")
 
     # Every disclosure is closed until opened, and then shows what was asked and answered.
     for role, prompt_text, answer_text in [
@@ -201,3 +204,21 @@ def test_runs_list_filters_and_marks_testing_runs(signed_in: Page, live: LiveSer
     expect(rows.first).to_contain_text("TESTING")
     for text in rows.all_inner_texts():
         assert "sandbox" not in text or "TESTING" in text
+
+
+def test_a_judge_answer_that_cannot_be_read_is_shown_as_it_came(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/garbled/run").json()["run_id"]
+        wait_for(client, run_id, until=("completed",))
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    panel = page.get_by_test_id("trust-panel")
+    expect(panel.locator(".trust-title")).to_have_text("Trust (shadow)")
+    expect(panel.locator(".chip[data-chip='G'] .chip-value")).to_have_text("—")
+    judge = panel.locator(".call", has=page.locator(".call-role", has_text="Grounding judge"))
+    answer = judge.locator("details", has=page.locator("summary", has_text="Answer"))
+    answer.locator("summary").click()
+    expect(answer.locator("pre")).to_have_text("I cannot tell from this transcript, sorry.")
+    expect(answer.locator(".flag")).to_contain_text("the judge's answer could not be used")
+    panel.locator("details.how summary").click()
+    expect(panel.locator("details.how")).to_contain_text("Grounding did not compute")

@@ -173,6 +173,7 @@ def _next_steps(out: Output, samples: Path, records: list[RunRecord]) -> None:
         ("vectorstep runs list", "every run, newest first"),
         (f"vectorstep runs show {example}", "one run: its steps, trust and log"),
         (f"vectorstep runs show {example} --json", "the whole record, with each agent's tool calls"),
+        ("vectorstep serve", "the same runs in the browser, Trust panels and all: http://127.0.0.1:8080/ui/"),
         (f"{samples / 'pipelines'}/", "the pipeline; agents/ holds the scripted agents"),
         (f"vectorstep run checkout-5xx --config {samples / 'vectorstep.yaml'} --payload <file>", "your own alert"),
     ]

@@ -2,7 +2,8 @@
 
 Pipelines are tried by `priority` (higher first), then by file name. A condition's key is a
 top-level field of the normalised context (`severity`, `summary`, ...), `labels.<name>` or
-`metadata.<path>`; every condition must hold.
+`metadata.<path>`; every condition must hold. A pipeline without `trigger.match` runs only when an
+event names it (or by hand, or on its schedule): it never catches events by accident.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ def resolve(context: NormalisedContext, pipelines: Iterable[LoadedPipeline]) -> 
     if context.pipeline:
         return next((loaded for loaded in candidates if loaded.spec.name == context.pipeline), None)
     data = context.as_dict()
-    return next((loaded for loaded in candidates if matches(loaded.spec.trigger.match, data)), None)
+    return next(
+        (loaded for loaded in candidates if loaded.spec.trigger.match and matches(loaded.spec.trigger.match, data)),
+        None,
+    )
 
 
 def matches(conditions: Mapping[str, Any], data: Mapping[str, Any]) -> bool:

@@ -50,13 +50,17 @@ async def list_runs(
 
 @router.get("/runs/{run_id}")
 async def get_run(request: Request, run_id: str) -> dict[str, Any]:
-    """The run record of `vectorstep run --json`, with its log, approvals and marks. A unique id prefix is enough."""
+    """The run record of `vectorstep run --json`, with its trigger context, log, approvals and marks.
+
+    A unique prefix of the id is enough.
+    """
     service = service_of(request)
     found = await service.runs.resolve_run_id(run_id)
     run = await service.runs.get_run(found, with_log=True)
     approvals = await service.approvals.for_run(found)
     marks = await service.feedback.marks(found)
     return run.as_json() | {
+        "context": dict(run.context),
         "log": [
             {
                 "ts": entry.ts.isoformat(),
