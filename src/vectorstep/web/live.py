@@ -13,10 +13,8 @@ class LiveEvents:
         self._subscribers: dict[str, set[asyncio.Queue[str]]] = defaultdict(set)
 
     async def notify(self, event: RunEvent) -> None:
-        run_id = getattr(event, "run_id", None) or getattr(getattr(event, "record", None), "run_id", None)
-        if run_id is None:
-            run_id = getattr(getattr(event, "run", None), "run_id", None)
-        if not run_id or run_id not in self._subscribers:
+        run_id = event.log.run_id  # every event carries its log line
+        if run_id not in self._subscribers:
             return
         kind = (
             "finished"
