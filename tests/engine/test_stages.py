@@ -250,7 +250,9 @@ async def test_a_waiting_run_resumes_elsewhere_without_asking_the_agent_again(
 
     first = Engine(loaded, observers=[StoreWriter(runs)], approvals=approvals, clock=SystemClock())
     task = asyncio.create_task(first.run(loaded.pipelines["p"].spec, manual_context(FakeClock().now())))
-    while not (pending := await approvals.list_approvals(status=ApprovalStatus.PENDING)):
+    while not (pending := await approvals.list_approvals(status=ApprovalStatus.PENDING)) or (
+        (await runs.get_run(pending[0].run_id)).status is not RunStatus.WAITING
+    ):
         await asyncio.sleep(0.01)
     task.cancel()  # the process that waited is gone
     with contextlib.suppress(asyncio.CancelledError):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_cli
 from tests.web.conftest import LiveService, build_project, wait_for
+from vectorstep.domain.approvals import ApprovalRequest
 from vectorstep.domain.records import LogEntry, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.spec.settings import load_settings
@@ -129,3 +131,24 @@ def test_serve_refuses_to_listen_beyond_localhost_without_tokens(tmp_path: Path)
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0 without auth tokens" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_a_run_that_had_asked_a_person_waits_for_the_answer_after_a_restart(tmp_path: Path) -> None:
+    settings = load_settings(scheduled_project(tmp_path).config)
+    service = Service(settings)
+    await upgrade(service.database)
+    now = service.clock.now()
+    asked = RunRecord("asked", "nightly", RunStatus.RUNNING, "production", now, "cron")
+    await service.runs.insert_run(asked, LogEntry("asked", now, "info", "run_started", "started"))
+    request = ApprovalRequest("asked", "nightly", "report", None, "Ship it?", None, "production", 3600)
+    approval, _ = await service.approvals.create_approval(
+        request, approval_id="a1", channel="log", created_at=now, expires_at=now + timedelta(hours=1)
+    )
+    await service.start()  # the process that asked stopped before it recorded `waiting`
+    try:
+        waiting = await service.runs.get_run("asked", with_log=True)
+    finally:
+        await service.stop()
+    assert waiting.status is RunStatus.WAITING
+    assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded on restart)"
+    assert approval.status.value == "pending"

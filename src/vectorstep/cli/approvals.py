@@ -109,7 +109,11 @@ async def _decide(settings: Settings, approval_id: str, approve: bool, by: str) 
 async def continue_if_unattended(active: Session, run_id: str, out: Output) -> int:
     """Resume the run here unless a live process is driving it."""
     run = await active.runs.get_run(run_id)
+    if run.status is RunStatus.RUNNING:  # the process that waited saw the decision first
+        out.line(f"run {run_id[:12]} continues in the process that waits for it")
+        return 0
     if run.status is not RunStatus.WAITING:
+        out.line(f"run {run_id[:12]} has ended: {run.status.value}")
         return 0
     waiting_on = (await active.approvals.for_run(run_id))[-1]
     if active.engine.desk is not None:

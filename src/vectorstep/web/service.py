@@ -164,12 +164,23 @@ class Service:
             self.in_flight.start(run_id, lambda point=point: self.engine.resume(point))  # type: ignore[misc]
 
     async def _recover(self) -> None:
-        """Runs left `running` by a process that is gone are marked interrupted, never left hanging."""
+        """Runs a stopped process left `running` are settled on start: none is ever left hanging.
+
+        One that had asked a person (the approval is written before the run says it waits) waits
+        for that answer; any other is marked interrupted.
+        """
         now = self.clock.now()
         for run_id in await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000):
+            run = await self.runs.get_run(run_id)
+            asked = await self.approvals.for_run(run_id)
+            if asked and asked[-1].step not in {step.name for step in run.steps}:
+                message = f"waiting for a person: approval {asked[-1].id[:12]} (recorded on restart)"
+                await self.runs.set_status(
+                    run_id, RunStatus.WAITING, LogEntry(run_id, now, "info", "run_waiting", message)
+                )
+                continue
             message = "the process driving this run stopped before it ended"
             entry = LogEntry(run_id, now, "warning", "run_finished", f"run interrupted: {message}")
-            run = await self.runs.get_run(run_id)
             await self.runs.finish_run(
                 run_id,
                 status=RunStatus.INTERRUPTED,
@@ -179,6 +190,7 @@ class Service:
                 output_tokens=run.output_tokens,
                 cost=run.cost,
                 log=entry,
+                release=True,
             )
 
     async def database_answers(self) -> bool:
