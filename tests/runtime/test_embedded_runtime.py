@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.conftest import TOOL_SERVER, tool_server_config
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime.embedded import EmbeddedRuntime
-from vectorstep.runtime.models import ResolvedModel, resolve_model
+from vectorstep.runtime.models import ResolvedModel
 from vectorstep.runtime.protocol import AgentRequest
 from vectorstep.spec.agent_files import AgentDefinition, load_agents
 from vectorstep.spec.service import ServiceSpec
@@ -228,11 +228,3 @@ async def test_an_unknown_agent_is_a_typed_error(project: ProjectDir, tmp_path: 
         await runtime.run(AgentRequest(agent="unknown", message="x", session_key="s"))
     await runtime.aclose()
     assert raised.value.code == "unknown_agent" and "known" in raised.value.message
-
-
-def test_only_scripted_models_run_in_this_build(project: ProjectDir) -> None:
-    project.agent("real", {"model": "anthropic/claude-sonnet-4"})
-    agents, _ = load_agents(project.root / "agents")
-    with pytest.raises(AgentRuntimeError) as raised:
-        resolve_model(agents["real"], "anthropic/claude-sonnet-4")
-    assert raised.value.code == "model_unavailable"

@@ -69,6 +69,8 @@ def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]
 
 def _project(settings: Settings) -> tuple[list[Problem], int]:
     project = load_project(settings)
+    for warning in project.warnings:
+        Output(stderr=True).line(str(warning), style="yellow")
     problems = [*project.problems, *settings_problems(settings)]
     for loaded in project.pipelines.values():
         problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))

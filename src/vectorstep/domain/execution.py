@@ -11,15 +11,17 @@ from vectorstep.domain.trace import TraceEvent
 
 @dataclass(frozen=True)
 class ModelUsage:
-    input_tokens: int = 0
+    input_tokens: int = 0  # all input tokens, the cached ones included
     output_tokens: int = 0
     requests: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, those the provider read from its prompt cache
 
     def __add__(self, other: ModelUsage) -> ModelUsage:
         return ModelUsage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.requests + other.requests,
+            self.cached_input_tokens + other.cached_input_tokens,
         )
 
 
@@ -44,7 +46,12 @@ class Usage:
 
     def as_dict(self) -> dict[str, dict[str, int]]:
         return {
-            model: {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "requests": u.requests}
+            model: {
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cached_input_tokens": u.cached_input_tokens,
+                "requests": u.requests,
+            }
             for model, u in self.by_model.items()
         }
 

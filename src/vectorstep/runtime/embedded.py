@@ -35,6 +35,7 @@ class EmbeddedRuntime:
     ) -> None:
         self._agents = agents
         self._models = models
+        self._service = service
         self._limits: LimitsSpec = service.limits
         self._hub = ToolHub(service.mcp_servers)
         self._clock = clock or SystemClock()
@@ -56,6 +57,8 @@ class EmbeddedRuntime:
             self._slots = asyncio.Semaphore(self._limits.max_concurrent_runs)
         agent = self.agent(request.agent)
         turn = importlib.import_module(TURN_MODULE)
+        if self._models is None:
+            self._models = turn.model_factory(self._service)
         async with self._slots:
             reply: AgentReply = await turn.answer(
                 agent,

@@ -9,13 +9,18 @@ from pydantic_ai.settings import ModelSettings
 
 from vectorstep.clock import Clock
 from vectorstep.errors import AgentRuntimeError, ExecutionDetails
-from vectorstep.runtime.loop import TurnSettings, run_turn
-from vectorstep.runtime.models import ModelResolver, resolve_model
+from vectorstep.runtime.loop import run_turn
+from vectorstep.runtime.model_calls import ModelCaller, RetryPolicy
+from vectorstep.runtime.models import ModelFactory, ModelResolver
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
 from vectorstep.runtime.toolbox import Toolbox, ToolHub
 from vectorstep.runtime.trace_recorder import TraceRecorder
 from vectorstep.spec.agent_files import AgentDefinition
-from vectorstep.spec.service import LimitsSpec
+from vectorstep.spec.service import LimitsSpec, ServiceSpec
+
+
+def model_factory(service: ServiceSpec) -> ModelResolver:
+    return ModelFactory(service.providers, request_timeout_seconds=service.limits.request_timeout_seconds)
 
 
 async def answer(
@@ -26,16 +31,16 @@ async def answer(
     hub: ToolHub,
     limits: LimitsSpec,
     clock: Clock,
-    models: ModelResolver | None,
+    models: ModelResolver,
 ) -> AgentReply:
-    resolved = (models or resolve_model)(agent, request.model or agent.spec.model)
+    names = [request.model or agent.spec.model, *agent.spec.model_fallbacks]
+    candidates = [models(agent, name) for name in dict.fromkeys(names)]
     cap = request.trace_tool_result_max or limits.trace_tool_result_max_chars
     recorder = TraceRecorder(clock, cap, on_event)
     toolbox = Toolbox(hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=limits.mcp_tool_timeout_seconds)
-    settings = TurnSettings(
-        max_iterations=agent.spec.max_iterations or limits.max_agent_iterations,
-        model_settings=_model_settings(agent),
-        provider=resolved.provider,
+    retry = RetryPolicy(limits.llm_retry_attempts, limits.llm_retry_base_delay_seconds)
+    caller = ModelCaller(
+        candidates, _model_settings(agent, request.thinking_level), retry, recorder=recorder, clock=clock
     )
     started = clock.monotonic()
     timeout = min(
@@ -45,11 +50,11 @@ async def answer(
     try:
         async with asyncio.timeout(timeout):
             result = await run_turn(
-                model=resolved.model,
+                caller=caller,
                 instructions=agent.instructions,
                 message=request.message,
                 toolbox=toolbox,
-                settings=settings,
+                max_iterations=agent.spec.max_iterations or limits.max_agent_iterations,
                 recorder=recorder,
                 clock=clock,
             )
@@ -57,23 +62,23 @@ async def answer(
         raise AgentRuntimeError(
             f"agent {agent.name!r} did not answer within {timeout:g}s",
             code="timeout",
-            details=_details(recorder, resolved.name, resolved.provider, agent.version),
+            details=_details(recorder, caller.current.name, caller.current.provider, agent.version),
         ) from None
     except AgentRuntimeError as error:
-        error.details = _details(recorder, resolved.name, resolved.provider, agent.version)
+        error.details = _details(recorder, caller.current.name, caller.current.provider, agent.version)
         raise
     except (AgentRunError, UserError) as error:
         raise AgentRuntimeError(
-            f"model {resolved.name!r} failed: {error}",
+            f"model {caller.current.name!r} failed: {error}",
             code="model_error",
-            details=_details(recorder, resolved.name, resolved.provider, agent.version),
+            details=_details(recorder, caller.current.name, caller.current.provider, agent.version),
         ) from error
     return AgentReply(
         text=result.text,
         trace=tuple(recorder.events),
         usage=result.usage,
         model=result.model,
-        provider=resolved.provider,
+        provider=result.provider,
         agent_version=agent.version,
         duration_ms=round((clock.monotonic() - started) * 1000, 3),
         stop_reason=result.stop_reason,
@@ -82,10 +87,13 @@ async def answer(
     )
 
 
-def _model_settings(agent: AgentDefinition) -> ModelSettings:
+def _model_settings(agent: AgentDefinition, thinking_level: str | None) -> ModelSettings:
     settings = ModelSettings(max_tokens=agent.spec.max_tokens)
     if agent.spec.temperature is not None:
         settings["temperature"] = agent.spec.temperature
+    level = thinking_level or agent.spec.thinking_level
+    if level is not None:
+        settings["thinking"] = False if level == "off" else level  # type: ignore[typeddict-item]
     return settings
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from pydantic_ai.direct import model_request
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -22,23 +21,16 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models import Model, ModelRequestParameters
-from pydantic_ai.settings import ModelSettings
+from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 
 from vectorstep.clock import Clock
 from vectorstep.domain.execution import ModelUsage, Usage
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime.final_turn import FINAL_TURN_NOTICE
+from vectorstep.runtime.model_calls import ModelCaller
 from vectorstep.runtime.toolbox import Toolbox
 from vectorstep.runtime.trace_recorder import TraceRecorder
-
-
-@dataclass(frozen=True)
-class TurnSettings:
-    max_iterations: int
-    model_settings: ModelSettings
-    provider: str
 
 
 @dataclass(frozen=True)
@@ -46,17 +38,18 @@ class TurnResult:
     text: str
     usage: Usage
     model: str
+    provider: str
     stop_reason: str | None
     truncated: bool
 
 
 async def run_turn(
     *,
-    model: Model,
+    caller: ModelCaller,
     instructions: str,
     message: str,
     toolbox: Toolbox,
-    settings: TurnSettings,
+    max_iterations: int,
     recorder: TraceRecorder,
     clock: Clock,
 ) -> TurnResult:
@@ -65,23 +58,27 @@ async def run_turn(
     ]
     tool_definitions = await _tool_definitions(toolbox)
     usage = Usage()
-    for iteration in range(settings.max_iterations):
-        last_turn = iteration == settings.max_iterations - 1
+    for iteration in range(max_iterations):
+        last_turn = iteration == max_iterations - 1
         if last_turn and tool_definitions:
             _tell_final_turn(messages)
         parameters = ModelRequestParameters(
             function_tools=[] if last_turn else tool_definitions, allow_text_output=True
         )
         started = clock.monotonic()
-        response = await model_request(
-            model, messages, model_settings=settings.model_settings, model_request_parameters=parameters
+        response = await caller.request(messages, parameters)
+        model_name = response.model_name or caller.current.model.model_name
+        counted = ModelUsage(
+            response.usage.input_tokens,
+            response.usage.output_tokens,
+            requests=1,
+            cached_input_tokens=response.usage.cache_read_tokens,
         )
-        model_name = response.model_name or model.model_name
-        usage = usage.add(model_name, ModelUsage(response.usage.input_tokens, response.usage.output_tokens, requests=1))
+        usage = usage.add(model_name, counted)
         recorder.add(
             "llm_call",
             model=model_name,
-            provider=settings.provider,
+            provider=caller.current.provider,
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
             stop_reason=response.finish_reason,
@@ -95,13 +92,14 @@ async def run_turn(
                 text="".join(part.content for part in response.parts if isinstance(part, TextPart)),
                 usage=usage,
                 model=model_name,
+                provider=caller.current.provider,
                 stop_reason=response.finish_reason,
                 truncated=response.finish_reason == "length",
             )
         if last_turn:
             raise AgentRuntimeError(
                 f"the agent was still calling tools after its last allowed turn "
-                f"(max_iterations={settings.max_iterations}); it gave no answer",
+                f"(max_iterations={max_iterations}); it gave no answer",
                 code="max_iterations",
             )
         returns = await asyncio.gather(*(_run_tool(call, toolbox, recorder, clock) for call in calls))

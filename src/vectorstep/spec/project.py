@@ -10,6 +10,7 @@ from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.agent_files import AgentDefinition, load_agents
 from vectorstep.spec.base import did_you_mean
 from vectorstep.spec.executor_config import GatewayConfig
+from vectorstep.spec.model_names import ignores_thinking, model_problem
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.pipelines import (
     LibraryStep,
@@ -22,9 +23,6 @@ from vectorstep.spec.settings import Settings
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, TrustedWorkSpec
 
-# Model strings route by prefix; `scripted` plays an agent's script offline.
-MODEL_PREFIXES = ("openai", "anthropic", "ollama", "openrouter", "azure", "google")
-
 
 @dataclass(frozen=True)
 class Project:
@@ -33,6 +31,7 @@ class Project:
     library: Mapping[str, LibraryStep]
     agents: Mapping[str, AgentDefinition]
     problems: tuple[Problem, ...]
+    warnings: tuple[Problem, ...] = ()  # worth saying, but nothing stops running
 
     def pipeline(self, name_or_path: str) -> LoadedPipeline:
         """A pipeline by name, or by the path of its file."""
@@ -82,7 +81,23 @@ def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None
     problems.extend(check_agents(agents, settings))
     for loaded in pipelines.values():
         problems.extend(check_references(loaded, agents, settings))
-    return Project(settings, pipelines, library, agents, tuple(problems))
+    return Project(settings, pipelines, library, agents, tuple(problems), tuple(agent_warnings(agents)))
+
+
+def agent_warnings(agents: Mapping[str, AgentDefinition]) -> list[Problem]:
+    found = []
+    for agent in agents.values():
+        if agent.spec.thinking_level is not None and agent.spec.thinking_level != "off":
+            ignored = [m for m in (agent.spec.model, *agent.spec.model_fallbacks) if ignores_thinking(m)]
+            if ignored:
+                found.append(
+                    agent.problem(
+                        ("thinking_level",),
+                        f"warning: thinking_level is not sent to {', '.join(ignored)} (an OpenAI-compatible "
+                        "server whose reasoning settings VectorStep does not know); it runs without it",
+                    )
+                )
+    return found
 
 
 def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> list[Problem]:
@@ -92,15 +107,9 @@ def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> l
         models: list[tuple[KeyPath, str]] = [(("model",), agent.spec.model)]
         models += [(("model_fallbacks", index), model) for index, model in enumerate(agent.spec.model_fallbacks)]
         for key, model in models:
-            prefix = model.split("/", 1)[0]
-            if model != "scripted" and ("/" not in model or prefix not in MODEL_PREFIXES):
-                problems.append(
-                    agent.problem(
-                        key,
-                        f"unknown model {model!r}; write <provider>/<model> with a provider of "
-                        f"{', '.join(MODEL_PREFIXES)}, or `scripted`",
-                    )
-                )
+            problem = model_problem(model, settings.spec.providers)
+            if problem is not None:
+                problems.append(agent.problem(key, problem))
         for index, server in enumerate(agent.spec.tool_grants()):
             if server not in settings.spec.mcp_servers:
                 problems.append(

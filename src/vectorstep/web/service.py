@@ -65,6 +65,8 @@ class Service:
         self.live = LiveEvents()
         self.in_flight = InFlight(settings.spec.concurrency.max_runs)
         self.project: Project = load_project(settings)
+        for warning in self.project.warnings:
+            log.warning("%s", warning)
         self.blocked = self._blocked(self.project)
         self.engine = self._engine(self.project)
         self._wake = asyncio.Event()
