@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
+from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.runtime.toolbox import ToolHub
 from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.service import LimitsSpec, ServiceSpec
@@ -38,6 +39,7 @@ class EmbeddedRuntime:
         self._service = service
         self._limits: LimitsSpec = service.limits
         self._hub = ToolHub(service.mcp_servers)
+        self._policy = ToolPolicy(service.tool_policy)
         self._clock = clock or SystemClock()
         self._slots: asyncio.Semaphore | None = None
 
@@ -65,6 +67,7 @@ class EmbeddedRuntime:
                 request,
                 on_event,
                 hub=self._hub,
+                policy=self._policy,
                 limits=self._limits,
                 clock=self._clock,
                 models=self._models,

@@ -13,6 +13,7 @@ from vectorstep.runtime.loop import run_turn
 from vectorstep.runtime.model_calls import ModelCaller, RetryPolicy
 from vectorstep.runtime.models import ModelFactory, ModelResolver
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
+from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.runtime.toolbox import Toolbox, ToolHub
 from vectorstep.runtime.trace_recorder import TraceRecorder
 from vectorstep.spec.agent_files import AgentDefinition
@@ -29,6 +30,7 @@ async def answer(
     on_event: TraceListener | None,
     *,
     hub: ToolHub,
+    policy: ToolPolicy,
     limits: LimitsSpec,
     clock: Clock,
     models: ModelResolver,
@@ -37,7 +39,9 @@ async def answer(
     candidates = [models(agent, name) for name in dict.fromkeys(names)]
     cap = request.trace_tool_result_max or limits.trace_tool_result_max_chars
     recorder = TraceRecorder(clock, cap, on_event)
-    toolbox = Toolbox(hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=limits.mcp_tool_timeout_seconds)
+    toolbox = Toolbox(
+        hub, agent.name, agent.spec.tool_grants(), tool_timeout_seconds=limits.mcp_tool_timeout_seconds, policy=policy
+    )
     retry = RetryPolicy(limits.llm_retry_attempts, limits.llm_retry_base_delay_seconds)
     caller = ModelCaller(
         candidates, _model_settings(agent, request.thinking_level), retry, recorder=recorder, clock=clock

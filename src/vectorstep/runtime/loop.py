@@ -131,7 +131,7 @@ def _record_content(response: ModelResponse, recorder: TraceRecorder) -> None:
 async def _run_tool(call: ToolCallPart, toolbox: Toolbox, recorder: TraceRecorder, clock: Clock) -> ToolReturnPart:
     arguments = call.args_as_dict()
     recorder.add("tool_call", call_id=call.tool_call_id, name=call.tool_name, args=arguments)
-    denial = toolbox.check(call.tool_name)
+    denial = toolbox.check(call.tool_name, arguments)
     if denial is not None:
         refusal = f"Tool call refused: {denial.reason}"
         recorder.add("tool_denied", call_id=call.tool_call_id, name=call.tool_name, reason=denial.reason)

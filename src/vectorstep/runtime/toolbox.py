@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from vectorstep.errors import ToolError
 from vectorstep.runtime.mcp_servers import McpConnection, ToolInfo, ToolOutcome
+from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.spec.service import HttpServerSpec, StdioServerSpec
 
 SEPARATOR = "__"
@@ -42,11 +43,13 @@ class Toolbox:
         grants: Mapping[str, frozenset[str] | None],
         *,
         tool_timeout_seconds: float,
+        policy: ToolPolicy | None = None,
     ) -> None:
         self._hub = hub
         self._agent = agent
         self._grants = grants
         self._timeout = tool_timeout_seconds
+        self._policy = policy
         self._listing: list[ToolInfo] | None = None
         self.unavailable: dict[str, str] = {}  # server → why its tools are missing from the listing
 
@@ -69,10 +72,16 @@ class Toolbox:
             self.unavailable[server] = str(error)
             return []
         allowed = self._grants[server]
-        return [tool for tool in tools if allowed is None or tool.name in allowed]
+        policy = self._policy
+        return [
+            tool
+            for tool in tools
+            if (allowed is None or tool.name in allowed)
+            and (policy is None or policy.shows(server, tool.name, self._agent))
+        ]
 
-    def check(self, qualified_name: str) -> Denial | None:
-        """Refuse a call the agent's `tools:` does not grant (whatever the model was shown)."""
+    def check(self, qualified_name: str, arguments: Mapping[str, object]) -> Denial | None:
+        """Refuse a call the agent's `tools:` does not grant or `tool_policy` denies (whatever the model was shown)."""
         server, separator, tool = qualified_name.partition(SEPARATOR)
         if not separator or server not in self._grants:
             granted = ", ".join(sorted(self._grants)) or "none"
@@ -85,6 +94,8 @@ class Toolbox:
                 f"tool {qualified_name!r} is not granted to agent {self._agent!r} "
                 f"(granted on {server}: {', '.join(sorted(allowed))})"
             )
+        if self._policy is not None and (refused := self._policy.decide(server, tool, self._agent, arguments)):
+            return Denial(refused.reason)
         return None
 
     async def call(self, qualified_name: str, arguments: dict[str, object]) -> ToolOutcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
@@ -88,9 +89,19 @@ class LimitsSpec(SpecModel):
 
 class ToolMatchSpec(SpecModel):
     server: str | None = None
-    tool: str | None = None
-    agent: str | None = None
-    input_regex: str | None = None
+    tool: str | None = None  # a glob
+    agent: str | None = None  # a glob
+    input_regex: str | None = None  # searched in the call's arguments as JSON
+
+    @field_validator("input_regex")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"input_regex is not a valid regular expression: {error}") from None
+        return pattern
 
 
 class ToolRuleSpec(SpecModel):
