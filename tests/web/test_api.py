@@ -13,7 +13,10 @@ from vectorstep.testing import generic_payload
 
 def test_health_is_open_and_everything_else_needs_a_token(live: LiveService) -> None:
     with live.client(token=None) as anonymous:
-        assert anonymous.get("/health").json()["status"] == "ok"
+        health = anonymous.get("/health").json()
+        assert health["status"] == "ok" and health["database"] is True
+        assert health["agent_runtime"]["mode"] == "embedded"
+        assert health["agent_runtime"]["tool_servers"]["tools"]["state"] in ("running", "not_started")
         for method, path in [("GET", "/api/runs"), ("GET", "/metrics"), ("POST", "/webhook?source=generic")]:
             refused = anonymous.request(method, path)
             assert refused.status_code == 401, path

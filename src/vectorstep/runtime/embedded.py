@@ -50,6 +50,9 @@ class EmbeddedRuntime:
             raise AgentRuntimeError(f"no agent {name!r} on this runtime (agents: {known})", code="unknown_agent")
         return found
 
+    def health(self) -> dict[str, object]:
+        return {"mode": "embedded", "tool_servers": self._hub.status()}
+
     async def warm_up(self) -> None:
         """Load the model layer in a worker thread, so the first run does not pay for it."""
         await asyncio.to_thread(importlib.import_module, TURN_MODULE)

@@ -1,4 +1,4 @@
-"""Connections to MCP tool servers (stdio), started on first use and shared by every agent turn.
+"""Connections to MCP tool servers (stdio or streamable HTTP), started on first use and shared by every turn.
 
 Each connection lives in a task of its own: the MCP client's task group must be entered and left
 by the same task, while tool calls arrive from whichever step is running. The `mcp` package is
@@ -9,12 +9,14 @@ without tools should not pay.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
-import tempfile
+import os
+import time
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from vectorstep.errors import ToolError
 from vectorstep.spec.service import HttpServerSpec, StdioServerSpec
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_CHARS = 2000
+MAX_BACKOFF_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,11 @@ class ToolOutcome:
 
 
 class McpConnection:
-    """One MCP server: connected lazily, listed once, closed with the hub."""
+    """One MCP server: connected on first use, shared, and started again (with backoff) when it dies.
+
+    A stdio server's stderr is drained line by line into our log (`vectorstep.tools.<name>`), and
+    its tail is quoted when the server fails to start.
+    """
 
     def __init__(self, name: str, spec: StdioServerSpec | HttpServerSpec, *, startup_timeout: float = 60.0):
         self.name = name
@@ -60,7 +67,23 @@ class McpConnection:
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._start_lock = asyncio.Lock()
-        self._stderr: IO[str] | None = None
+        self._stderr = StderrDrain(name)
+        self._failures = 0  # consecutive failed starts: the backoff grows with them
+        self._retry_at = 0.0
+        self.starts = 0
+
+    def status(self) -> dict[str, Any]:
+        """For health checks: running, not started, or failing (with why and when it is tried again)."""
+        if self._client is not None:
+            return {"state": "running", "starts": self.starts}
+        if self._failure is None:
+            return {"state": "not_started", "starts": self.starts}
+        return {
+            "state": "failing",
+            "starts": self.starts,
+            "error": self._failure_message(),
+            "retry_in_seconds": round(max(0.0, self._retry_at - time.monotonic()), 1),
+        }
 
     async def tools(self) -> list[ToolInfo]:
         client = await self._connected()
@@ -75,70 +98,119 @@ class McpConnection:
             result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout_seconds)
         except TimeoutError:
             return ToolOutcome(f"tool {self.name}__{tool} timed out after {timeout_seconds:g}s", is_error=True)
+        except Exception as error:  # the server died mid-call: say so; the next call starts it again
+            await self._drop(error)
+            return ToolOutcome(f"tool {self.name}__{tool} failed: {_root_cause(error)}", is_error=True)
         return ToolOutcome(content=_result_text(result), is_error=bool(result.is_error))
 
     async def _connected(self) -> Client:
         async with self._start_lock:
-            if self._task is None:
+            if self._client is None and (self._task is None or self._task.done()):
+                wait = self._retry_at - time.monotonic()
+                if wait > 0:
+                    raise ToolError(f"{self._failure_message()} (started again in {wait:.0f}s)")
+                self._ready = asyncio.Event()
+                self._tools = None
+                self.starts += 1
                 self._task = asyncio.create_task(self._serve(), name=f"mcp-server-{self.name}")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._ready.wait(), self.startup_timeout)
+                if self._client is None:
+                    self._failures += 1
+                    self._retry_at = time.monotonic() + min(2 ** (self._failures - 1), MAX_BACKOFF_SECONDS)
+                    if self._failure is None:
+                        self._failure = TimeoutError(f"no answer within {self.startup_timeout:g}s")
         if self._client is None:
             raise ToolError(self._failure_message())
         return self._client
 
+    async def _drop(self, error: BaseException) -> None:
+        """Forget a connection that broke (the call is not repeated: it may have acted)."""
+        log.warning("tool server %s broke: %s; it is started again on the next call", self.name, _root_cause(error))
+        self._failure = _root_cause(error)
+        task, self._client = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def _serve(self) -> None:
         try:
-            async with self._open_client() as client:
-                self._client = client
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._open_client(stack))
+                self._client, self._failure, self._failures = client, None, 0
                 self._ready.set()
                 await self._stop.wait()
         except Exception as error:  # the server's own failure, reported to whoever asks for a tool
             self._failure = _root_cause(error)
-            log.info("tool server %s stopped: %s", self.name, self._failure)
+            log.warning("tool server %s stopped: %s", self.name, self._failure)
         finally:
             self._client = None
             self._ready.set()
 
-    def _open_client(self) -> Client:
+    def _open_client(self, stack: contextlib.AsyncExitStack) -> Client:
         from mcp import Client, StdioServerParameters  # noqa: PLC0415 - see the module docstring
         from mcp.client.stdio import stdio_client  # noqa: PLC0415
 
         if isinstance(self.spec, HttpServerSpec):
-            return Client(self.spec.url, cache=None)
-        # The server's stderr goes to a temporary file: kept out of the user's terminal, and
-        # quoted back when the server fails to start.
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+            from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: PLC0415
+
+            http = create_mcp_http_client(headers=dict(self.spec.headers))
+            stack.push_async_callback(http.aclose)
+            return Client(streamable_http_client(self.spec.url, http_client=http), cache=None)
         parameters = StdioServerParameters(
             command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env), cwd=self.spec.cwd
         )
-        return Client(stdio_client(parameters, errlog=self._stderr), cache=None)
+        return Client(stdio_client(parameters, errlog=self._stderr.open(stack)), cache=None)
 
     def _failure_message(self) -> str:
-        if self._failure is None:
-            reason = f"no answer within {self.startup_timeout:g}s"
-        else:
-            reason = str(self._failure) or type(self._failure).__name__
+        reason = str(self._failure) or type(self._failure).__name__ if self._failure else "not started"
         message = f"tool server {self.name!r} could not be started: {reason}"
-        tail = self._stderr_tail()
+        tail = self._stderr.tail()
         return f"{message}\n--- its stderr ---\n{tail}" if tail else message
-
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        with contextlib.suppress(OSError, ValueError):
-            self._stderr.flush()
-            self._stderr.seek(0)
-            return self._stderr.read()[-STDERR_TAIL_CHARS:].strip()
-        return ""
 
     async def aclose(self) -> None:
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._task, 10)
-        if self._stderr is not None:
-            self._stderr.close()
+        await self._stderr.aclose()
+
+
+class StderrDrain:
+    """A stdio server's stderr: each line into our log, the last ones kept to quote when it fails."""
+
+    def __init__(self, server: str) -> None:
+        self._log = logging.getLogger(f"vectorstep.tools.{server}")
+        self._lines: collections.deque[str] = collections.deque(maxlen=40)
+        self._readers: list[asyncio.Task[None]] = []
+
+    def open(self, stack: contextlib.AsyncExitStack) -> TextIO:
+        read_fd, write_fd = os.pipe()
+        writer = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        stack.callback(writer.close)  # the child keeps its own copy; ours closes with the connection
+        self._readers.append(asyncio.create_task(self._read(os.fdopen(read_fd, "rb"))))
+        return writer
+
+    async def _read(self, pipe: IO[bytes]) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        try:
+            while line := await reader.readline():
+                text = line.decode("utf-8", errors="replace").rstrip()
+                self._lines.append(text)
+                self._log.info("%s", text)
+        finally:
+            transport.close()
+
+    def tail(self) -> str:
+        return "\n".join(self._lines)[-STDERR_TAIL_CHARS:].strip()
+
+    async def aclose(self) -> None:
+        for reader in self._readers:
+            reader.cancel()
+        await asyncio.gather(*self._readers, return_exceptions=True)
 
 
 def _root_cause(error: BaseException) -> BaseException:

@@ -42,6 +42,10 @@ class AgentRuntime(Protocol):
 
     async def run(self, request: AgentRequest, on_event: TraceListener | None = None) -> AgentReply: ...
 
+    def health(self) -> dict[str, object]:
+        """What a health check shows of the runtime: its mode and its tool servers."""
+        ...
+
     async def warm_up(self) -> None:
         """Load what the first turn would otherwise wait for (called once a service is up)."""
         ...

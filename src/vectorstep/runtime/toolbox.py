@@ -23,6 +23,9 @@ class ToolHub:
     def connection(self, server: str) -> McpConnection | None:
         return self._connections.get(server)
 
+    def status(self) -> dict[str, dict[str, object]]:
+        return {name: connection.status() for name, connection in self._connections.items()}
+
     async def aclose(self) -> None:
         for connection in self._connections.values():
             await connection.aclose()
