@@ -10,6 +10,7 @@ from vectorstep.cli.approvals import approvals_group, resume_command
 from vectorstep.cli.common import configure_logging
 from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
+from vectorstep.cli.gateway import gateway_group
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
@@ -31,6 +32,7 @@ cli.add_command(db_group)
 cli.add_command(demo_command)
 cli.add_command(approvals_group)
 cli.add_command(serve_command)
+cli.add_command(gateway_group)
 runs_group.add_command(resume_command)
 
 

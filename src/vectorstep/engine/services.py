@@ -49,19 +49,10 @@ class Engine:
         interaction: Interaction | None = None,
         park: bool = False,
     ) -> None:
-        if runtime is None and project.settings.spec.gateway.mode != "embedded":
-            raise ConfigError(
-                [
-                    project.settings.problem(
-                        ("gateway", "mode"),
-                        "gateway mode 'remote' is not available in this version yet; use `gateway: {mode: embedded}`",
-                    )
-                ]
-            )
         self.project = project
         self.clock = clock or SystemClock()
         self.http = httpx.AsyncClient(follow_redirects=False)
-        self.runtime = runtime or EmbeddedRuntime(project.agents, project.settings.spec, clock=self.clock)
+        self.runtime = runtime or _runtime(project, self.clock)
         service = project.settings.spec
         self.executors = ExecutorRegistry(
             {
@@ -108,3 +99,14 @@ class Engine:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _runtime(project: Project, clock: Clock) -> AgentRuntime:
+    gateway = project.settings.spec.gateway
+    if gateway.mode == "remote":
+        if not gateway.url or not gateway.token:
+            raise ConfigError([project.settings.problem(("gateway",), "gateway mode 'remote' needs `url` and `token`")])
+        from vectorstep.runtime.remote_client import RemoteRuntime  # noqa: PLC0415 - only remote mode needs it
+
+        return RemoteRuntime(gateway.url, gateway.token)
+    return EmbeddedRuntime(project.agents, project.settings.spec, clock=clock)

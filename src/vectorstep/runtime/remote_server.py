@@ -1,0 +1,248 @@
+"""`vectorstep gateway serve`: the agent runtime as its own service, over the WebSocket `/rpc` protocol.
+
+Provider keys and MCP subprocesses live here, apart from the orchestrator. Every connection
+must answer the challenge with the gateway token (compared in constant time); each `agent`
+request runs one turn and streams its trace; a client that disconnects cancels its turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import version
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+
+from vectorstep.clock import Clock
+from vectorstep.domain.trace import TraceEvent
+from vectorstep.errors import AgentRuntimeError
+from vectorstep.runtime import remote_protocol as rpc
+from vectorstep.runtime.embedded import EmbeddedRuntime
+from vectorstep.runtime.protocol import AgentRequest, AgentRuntime
+from vectorstep.spec.agent_files import AgentDefinition, load_agents
+from vectorstep.spec.settings import Settings
+
+log = logging.getLogger(__name__)
+CONNECT_TIMEOUT_SECONDS = 10.0
+UNAUTHORIZED = 4401  # WebSocket close code: the token was missing or wrong
+
+
+def create_gateway_app(
+    settings: Settings, token: str, *, runtime: AgentRuntime | None = None, clock: Clock | None = None
+) -> FastAPI:
+    agents, problems = load_agents(settings.agents_dir)
+    for problem in problems:
+        log.warning("agent not loaded: %s", problem)
+    served = runtime or EmbeddedRuntime(agents, settings.spec, clock=clock)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        warm = asyncio.create_task(served.warm_up())
+        try:
+            yield
+        finally:
+            warm.cancel()
+            await served.aclose()
+
+    app = FastAPI(title="VectorStep gateway", version=version("vectorstep"), lifespan=lifespan, docs_url=None)
+
+    turns: set[asyncio.Task[None]] = set()  # every connection's turns in flight
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "agents": len(agents), "turns_in_flight": len(turns), **served.health()}
+
+    @app.get("/agents")
+    async def list_agents(request: Request) -> dict[str, Any]:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not _same(given, token):
+            raise HTTPException(401, detail="a valid gateway token is required", headers={"WWW-Authenticate": "Bearer"})
+        return {"agents": [_describe(agent) for agent in sorted(agents.values(), key=lambda agent: agent.name)]}
+
+    @app.websocket("/rpc")
+    async def rpc_endpoint(socket: WebSocket) -> None:
+        await socket.accept()
+        await Connection(socket, served, agents, token, turns).serve()
+
+    return app
+
+
+class Connection:
+    """One client: the handshake, then its agent requests, each a task of its own."""
+
+    def __init__(
+        self,
+        socket: WebSocket,
+        runtime: AgentRuntime,
+        agents: dict[str, AgentDefinition],
+        token: str,
+        all_turns: set[asyncio.Task[None]],
+    ) -> None:
+        self._socket = socket
+        self._runtime = runtime
+        self._agents = agents
+        self._token = token
+        self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._turns: set[asyncio.Task[None]] = set()
+        self._all_turns = all_turns
+        self._seq = 0
+
+    async def serve(self) -> None:
+        writer = asyncio.create_task(self._write())
+        try:
+            if await self._handshake():
+                while True:
+                    await self._dispatch(await self._socket.receive_text())
+        except WebSocketDisconnect:
+            pass
+        finally:
+            for turn in self._turns:  # the client is gone: its turns stop
+                turn.cancel()
+            await asyncio.gather(*self._turns, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await self._outbox.join()
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+
+    async def _handshake(self) -> bool:
+        self._send(rpc.challenge())
+        try:
+            text = await asyncio.wait_for(self._socket.receive_text(), CONNECT_TIMEOUT_SECONDS)
+            frame_id, method, params = rpc.parse_request(json.loads(text))
+        except TimeoutError:
+            return await self._refuse(None, "timeout", "no connect request within 10 s")
+        except (ValueError, rpc.ProtocolError) as error:
+            return await self._refuse(None, "invalid_request", str(error))
+        if method != "connect":
+            return await self._refuse(frame_id, "invalid_request", "the first request must be `connect`")
+        given = params.get("auth")
+        auth: dict[str, Any] = given if isinstance(given, dict) else {}
+        if not _same(str(auth.get("token") or ""), self._token):
+            return await self._refuse(frame_id, "unauthorized", "the gateway token is missing or wrong")
+        self._send(
+            rpc.response(
+                frame_id,
+                {
+                    "type": "hello-ok",
+                    "protocol": rpc.PROTOCOL,
+                    "server": {"name": "vectorstep-gateway", "version": version("vectorstep")},
+                },
+            )
+        )
+        return True
+
+    async def _refuse(self, frame_id: str | None, code: str, message: str) -> bool:
+        self._send(rpc.failure(frame_id, code, message))
+        await self._outbox.join()
+        await self._socket.close(code=UNAUTHORIZED if code == "unauthorized" else 1008, reason=message[:120])
+        return False
+
+    async def _dispatch(self, text: str) -> None:
+        try:
+            frame_id, method, params = rpc.parse_request(json.loads(text))
+        except (ValueError, rpc.ProtocolError) as error:
+            self._send(rpc.failure(None, "invalid_request", str(error)))
+            return
+        if method != "agent":
+            self._send(
+                rpc.failure(frame_id, "unknown_method", f"unknown method {method!r}; this gateway serves `agent`")
+            )
+            return
+        turn = asyncio.create_task(self._agent(frame_id, params))
+        for tracked in (self._turns, self._all_turns):
+            tracked.add(turn)
+            turn.add_done_callback(tracked.discard)
+
+    async def _agent(self, frame_id: str, params: dict[str, Any]) -> None:
+        try:
+            request = self._request(params)
+        except rpc.ProtocolError as error:
+            self._send(rpc.failure(frame_id, error.code, error.message))
+            return
+        run_id = uuid.uuid4().hex
+        self._send(rpc.response(frame_id, {"runId": run_id, "status": "accepted"}))
+
+        def forward(trace_event: TraceEvent) -> None:
+            self._seq += 1
+            self._send(rpc.event(rpc.TRACE_EVENT, {"runId": run_id, "event": trace_event.as_dict()}, self._seq))
+
+        try:
+            reply = await self._runtime.run(request, forward)
+        except AgentRuntimeError as error:
+            self._send(rpc.failure(frame_id, error.code, error.message, _error_details(error)))
+            return
+        except Exception as error:  # a bug of ours: the client still gets an answer
+            log.exception("agent turn failed")
+            self._send(rpc.failure(frame_id, "runtime_error", f"{type(error).__name__}: {error}"))
+            return
+        self._send(rpc.response(frame_id, rpc.reply_result(run_id, reply)))
+
+    def _request(self, params: dict[str, Any]) -> AgentRequest:
+        agent_id, session_key, message = params.get("agentId"), params.get("sessionKey"), params.get("message")
+        if not isinstance(agent_id, str) or not isinstance(message, str) or not isinstance(session_key, str):
+            raise rpc.ProtocolError("invalid_request", "`agent` needs string `agentId`, `sessionKey` and `message`")
+        if not session_key.startswith(f"agent:{agent_id}:"):
+            raise rpc.ProtocolError("bad_session_key", f"sessionKey must start with 'agent:{agent_id}:'")
+        if agent_id not in self._agents:
+            known = ", ".join(sorted(self._agents)) or "none"
+            raise rpc.ProtocolError("unknown_agent", f"no agent {agent_id!r} on this gateway (agents: {known})")
+        trace_max = params.get("traceToolResultMax")
+        timeout = params.get("timeoutSeconds")
+        return AgentRequest(
+            agent=agent_id,
+            message=message,
+            session_key=session_key,
+            model=params.get("model") if isinstance(params.get("model"), str) else None,
+            thinking_level=params.get("thinkingLevel") if isinstance(params.get("thinkingLevel"), str) else None,
+            trace_tool_result_max=trace_max if isinstance(trace_max, int) and trace_max >= 100 else None,
+            timeout_seconds=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
+        )
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        self._outbox.put_nowait(frame)
+
+    async def _write(self) -> None:
+        """One writer keeps frames in order: a turn's trace events always precede its final answer."""
+        while True:
+            frame = await self._outbox.get()
+            try:
+                await self._socket.send_text(json.dumps(frame, ensure_ascii=False))
+            except Exception:  # the client is gone; the reader notices and cancels the turns
+                log.debug("could not send a frame: the client disconnected")
+            finally:
+                self._outbox.task_done()
+
+
+def _error_details(error: AgentRuntimeError) -> dict[str, Any]:
+    details = error.details
+    if details is None:
+        return {}
+    return {
+        "trace": [item.as_dict() if isinstance(item, TraceEvent) else item for item in details.trace],
+        "model": details.model,
+        "provider": details.provider,
+        "agentVersion": details.agent_version,
+        "usage": {"input": details.input_tokens, "output": details.output_tokens},
+    }
+
+
+def _describe(agent: AgentDefinition) -> dict[str, Any]:
+    return {
+        "id": agent.name,
+        "model": agent.spec.model,
+        "modelFallbacks": list(agent.spec.model_fallbacks),
+        "agentVersion": agent.version,
+        "tools": sorted(agent.spec.tool_grants()),
+        "description": agent.spec.description,
+    }
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())

@@ -1,0 +1,246 @@
+"""The gateway as a service (WebSocket /rpc) and the remote runtime that talks to it, end to end on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from websockets.asyncio.client import connect
+
+from tests.conftest import run_cli, tool_server_config
+from vectorstep.domain.status import RunStatus
+from vectorstep.engine.services import Engine
+from vectorstep.errors import AgentRuntimeError
+from vectorstep.intake.generic import manual_context
+from vectorstep.runtime.embedded import EmbeddedRuntime
+from vectorstep.runtime.protocol import AgentRequest
+from vectorstep.runtime.remote_client import RemoteRuntime, rpc_url
+from vectorstep.runtime.remote_server import create_gateway_app
+from vectorstep.spec.project import load_project
+from vectorstep.spec.settings import load_settings
+from vectorstep.testing import FakeClock, ProjectDir, answer
+
+TOKEN = "gateway-token-0123456789"
+
+
+def build(root: Path) -> ProjectDir:
+    project = ProjectDir(root)
+    project.scripted_agent(
+        "investigator",
+        {"tool_calls": [{"name": "tools__echo", "args": {"text": "5xx ratio 0.042 since deploy 8f3a91c"}}]},
+        answer(0.9, "5xx at 4.2% since deploy 8f3a91c", next_step_context="roll back 8f3a91c"),
+        tools=["tools"],
+    )
+    project.scripted_agent(
+        "judge",
+        answer(
+            1.0,
+            "supported",
+            reasoning={"claims": [{"claim": "5xx at 4.2%", "supported": True, "evidence": "5xx ratio 0.042"}]},
+        ),
+    )
+    project.scripted_agent(
+        "sleeper",
+        {"tool_calls": [{"name": "tools__slow", "args": {"seconds": 20}}]},
+        answer(0.5, "woke"),
+        tools=["tools"],
+    )
+    project.pipeline(
+        "p",
+        {
+            "name": "p",
+            "steps": [
+                {
+                    "name": "investigate",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "investigator"},
+                    "prompt_template": "Why is checkout failing?",
+                    "grounding": {"agent": "judge", "enforce": True},
+                }
+            ],
+        },
+    )
+    project.settings({"mcp_servers": tool_server_config(), "database": {"url": f"sqlite:///{root / 'db.sqlite'}"}})
+    return project
+
+
+class Gateway:
+    def __init__(self, config: Path) -> None:
+        self.app = create_gateway_app(load_settings(config), TOKEN)
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            assert time.monotonic() < deadline and self._thread.is_alive(), "the gateway did not start"
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, ProjectDir]]:
+    project = build(tmp_path_factory.mktemp("gateway") / "project")
+    served = Gateway(project.config)
+    yield served, project
+    served.stop()
+
+
+def request(agent: str = "investigator", **fields: Any) -> AgentRequest:
+    return AgentRequest(agent=agent, message="Why is checkout failing?", session_key=f"agent:{agent}:run1:s", **fields)
+
+
+def comparable(events: Any) -> list[dict[str, Any]]:
+    return [{k: v for k, v in event.as_dict().items() if k not in ("ts", "duration_ms")} for event in events]
+
+
+async def test_a_remote_turn_answers_like_an_embedded_one(gateway: tuple[Gateway, ProjectDir]) -> None:
+    served, project = gateway
+    streamed: list[str] = []
+    remote = RemoteRuntime(served.url, TOKEN)
+    far = await remote.run(request(), lambda event: streamed.append(event.type))
+    settings = load_settings(project.config)
+    embedded = EmbeddedRuntime(load_project(settings).agents, settings.spec, clock=FakeClock())
+    try:
+        near = await embedded.run(request())
+    finally:
+        await embedded.aclose()
+    assert far.text == near.text
+    assert comparable(far.trace) == comparable(near.trace)
+    assert streamed == [event.type for event in far.trace]  # the trace arrived as it happened
+    assert (far.model, far.provider, far.agent_version, far.stop_reason) == (
+        near.model,
+        near.provider,
+        near.agent_version,
+        near.stop_reason,
+    )
+    assert far.usage == near.usage
+    assert far.full_tool_results == near.full_tool_results
+
+
+@pytest.mark.parametrize(
+    ("token", "fields", "code", "message"),
+    [
+        pytest.param(
+            "wrong-token-wrong-token", {}, "unauthorized", "the gateway token is missing or wrong", id="token"
+        ),
+        pytest.param(TOKEN, {"agent": "nobody"}, "unknown_agent", "no agent 'nobody' on this gateway", id="agent"),
+    ],
+)
+async def test_refusals_are_typed_errors(
+    gateway: tuple[Gateway, ProjectDir], token: str, fields: dict[str, Any], code: str, message: str
+) -> None:
+    served, _ = gateway
+    with pytest.raises(AgentRuntimeError) as raised:
+        await RemoteRuntime(served.url, token).run(request(**fields))
+    assert raised.value.code == code and message in raised.value.message
+
+
+async def test_the_frames_of_a_turn(gateway: tuple[Gateway, ProjectDir]) -> None:
+    served, _ = gateway
+    async with connect(rpc_url(served.url)) as ws:
+        challenge = json.loads(await ws.recv())
+        assert challenge["type"] == "event" and challenge["event"] == "connect.challenge"
+        assert len(challenge["payload"]["nonce"]) == 32
+        await ws.send(json.dumps({"type": "req", "id": "1", "method": "connect", "params": {"auth": {"token": TOKEN}}}))
+        hello = json.loads(await ws.recv())
+        assert hello == {"type": "res", "id": "1", "ok": True, "payload": hello["payload"]}
+        assert hello["payload"]["type"] == "hello-ok" and hello["payload"]["protocol"] == 3
+        bad = {"agentId": "investigator", "sessionKey": "agent:other:1", "message": "hi"}
+        await ws.send(json.dumps({"type": "req", "id": "2", "method": "agent", "params": bad}))
+        refused = json.loads(await ws.recv())
+        assert refused["ok"] is False and refused["error"]["code"] == "bad_session_key"
+        good = {"agentId": "investigator", "sessionKey": "agent:investigator:1", "message": "hi"}
+        await ws.send(json.dumps({"type": "req", "id": "3", "method": "agent", "params": good}))
+        frames = []
+        while not frames or frames[-1].get("type") != "res" or frames[-1]["payload"].get("status") != "ok":
+            frames.append(json.loads(await ws.recv()))
+    accepted, *events, final = frames
+    assert accepted["payload"]["status"] == "accepted" and accepted["id"] == "3"
+    assert {frame["event"] for frame in events} == {"trace_event"}
+    assert [frame["seq"] for frame in events] == sorted(frame["seq"] for frame in events)
+    result = final["payload"]["result"]
+    assert json.loads(result["payloads"][0]["text"])["summary"] == "5xx at 4.2% since deploy 8f3a91c"
+    meta = result["meta"]
+    assert meta["agentMeta"]["provider"] == "scripted" and len(meta["agentMeta"]["agentVersion"]) == 12
+    assert meta["agentMeta"]["usage"]["input"] > 0 and meta["durationMs"] > 0 and meta["stopReason"] == "stop"
+    assert [event["type"] for event in result["trace"]] == [frame["payload"]["event"]["type"] for frame in events]
+
+
+async def test_a_client_that_disconnects_cancels_its_turn(gateway: tuple[Gateway, ProjectDir]) -> None:
+    served, _ = gateway
+    async with httpx.AsyncClient(base_url=served.url) as http:
+        async with connect(rpc_url(served.url)) as ws:
+            await ws.recv()
+            await ws.send(
+                json.dumps({"type": "req", "id": "1", "method": "connect", "params": {"auth": {"token": TOKEN}}})
+            )
+            await ws.recv()
+            params = {"agentId": "sleeper", "sessionKey": "agent:sleeper:1", "message": "sleep"}
+            await ws.send(json.dumps({"type": "req", "id": "2", "method": "agent", "params": params}))
+            assert json.loads(await ws.recv())["payload"]["status"] == "accepted"
+            while (await http.get("/health")).json()["turns_in_flight"] != 1:
+                await asyncio.sleep(0.02)
+        deadline = time.monotonic() + 5  # the tool sleeps 20 s: only a cancellation ends the turn this soon
+        while (await http.get("/health")).json()["turns_in_flight"] and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert (await http.get("/health")).json()["turns_in_flight"] == 0
+
+
+async def test_health_is_open_and_agents_need_the_token(gateway: tuple[Gateway, ProjectDir]) -> None:
+    served, _ = gateway
+    async with httpx.AsyncClient(base_url=served.url) as http:
+        health = (await http.get("/health")).json()
+        assert health["status"] == "ok" and health["agents"] == 3 and health["mode"] == "embedded"
+        assert (await http.get("/agents")).status_code == 401
+        listed = (await http.get("/agents", headers={"Authorization": f"Bearer {TOKEN}"})).json()["agents"]
+    assert [agent["id"] for agent in listed] == ["investigator", "judge", "sleeper"]
+    assert listed[0]["tools"] == ["tools"] and listed[0]["model"] == "scripted"
+
+
+async def test_a_pipeline_records_the_same_run_in_embedded_and_remote_mode(
+    gateway: tuple[Gateway, ProjectDir], tmp_path: Path
+) -> None:
+    served, project = gateway
+    records = []
+    for mode in ("embedded", "remote"):
+        if mode == "remote":
+            project.settings(
+                {"gateway": {"mode": "remote", "url": served.url, "token": TOKEN}, "mcp_servers": tool_server_config()}
+            )
+        loaded = load_project(load_settings(project.config))
+        async with Engine(loaded, clock=FakeClock()) as engine:
+            record = await engine.run(loaded.pipelines["p"].spec, manual_context(FakeClock().now()))
+        assert record.status is RunStatus.COMPLETED
+        records.append(_without_timings(record.as_json()))
+    assert records[0] == records[1]
+
+
+def _without_timings(value: Any) -> Any:
+    timing = {"run_id", "started_at", "finished_at", "duration_ms", "ts"}
+    if isinstance(value, dict):
+        return {key: _without_timings(item) for key, item in value.items() if key not in timing}
+    if isinstance(value, list):
+        return [_without_timings(item) for item in value]
+    return value
+
+
+def test_the_gateway_will_not_start_without_a_token(tmp_path: Path) -> None:
+    project = build(tmp_path / "project")
+    result = run_cli("gateway", "serve", "--config", str(project.config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "the gateway needs a token" in result.stderr and "VECTORSTEP_GATEWAY_TOKEN" in result.stderr
