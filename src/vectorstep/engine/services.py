@@ -109,4 +109,4 @@ def _runtime(project: Project, clock: Clock) -> AgentRuntime:
         from vectorstep.runtime.remote_client import RemoteRuntime  # noqa: PLC0415 - only remote mode needs it
 
         return RemoteRuntime(gateway.url, gateway.token)
-    return EmbeddedRuntime(project.agents, project.settings.spec, clock=clock)
+    return EmbeddedRuntime(project.agents, project.settings.spec, clock=clock, base_dir=project.settings.base_dir)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vectorstep.clock import Clock, SystemClock
@@ -33,12 +34,13 @@ class EmbeddedRuntime:
         *,
         clock: Clock | None = None,
         models: ModelResolver | None = None,
+        base_dir: Path | None = None,  # where `python_tools` modules are imported from
     ) -> None:
         self._agents = agents
         self._models = models
         self._service = service
         self._limits: LimitsSpec = service.limits
-        self._hub = ToolHub(service.mcp_servers)
+        self._hub = ToolHub(service.mcp_servers, service.python_tools, base_dir)
         self._policy = ToolPolicy(service.tool_policy)
         self._clock = clock or SystemClock()
         self._slots: asyncio.Semaphore | None = None

@@ -40,7 +40,7 @@ def create_gateway_app(
     agents, problems = load_agents(settings.agents_dir)
     for problem in problems:
         log.warning("agent not loaded: %s", problem)
-    served = runtime or EmbeddedRuntime(agents, settings.spec, clock=clock)
+    served = runtime or EmbeddedRuntime(agents, settings.spec, clock=clock, base_dir=settings.base_dir)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -3,27 +3,49 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 from vectorstep.errors import ToolError
 from vectorstep.runtime.mcp_servers import McpConnection, ToolInfo, ToolOutcome
+from vectorstep.runtime.python_tools import PythonToolGroup
 from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.spec.service import HttpServerSpec, StdioServerSpec
 
 SEPARATOR = "__"
 
 
+class ToolSource(Protocol):
+    """An MCP server or a group of Python functions: what an agent's `tools:` can grant."""
+
+    async def tools(self) -> list[ToolInfo]: ...
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout_seconds: float) -> ToolOutcome: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class ToolHub:
-    """Every configured MCP server, connected on first use and closed once at the end."""
+    """Every configured tool source, started on first use and closed once at the end."""
 
-    def __init__(self, servers: Mapping[str, StdioServerSpec | HttpServerSpec]) -> None:
-        self._connections = {name: McpConnection(name, spec) for name, spec in servers.items()}
+    def __init__(
+        self,
+        servers: Mapping[str, StdioServerSpec | HttpServerSpec],
+        python_tools: Mapping[str, Sequence[str]] | None = None,
+        base_dir: Path | None = None,
+    ) -> None:
+        self._connections: dict[str, ToolSource] = {name: McpConnection(name, spec) for name, spec in servers.items()}
+        for name, references in (python_tools or {}).items():
+            self._connections[name] = PythonToolGroup(name, references, base_dir)
 
-    def connection(self, server: str) -> McpConnection | None:
+    def connection(self, server: str) -> ToolSource | None:
         return self._connections.get(server)
 
-    def status(self) -> dict[str, dict[str, object]]:
+    def status(self) -> dict[str, dict[str, Any]]:
         return {name: connection.status() for name, connection in self._connections.items()}
 
     async def aclose(self) -> None:

@@ -102,7 +102,8 @@ def agent_warnings(agents: Mapping[str, AgentDefinition]) -> list[Problem]:
 
 def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> list[Problem]:
     problems: list[Problem] = []
-    servers = sorted(settings.spec.mcp_servers)
+    configured = {*settings.spec.mcp_servers, *settings.spec.python_tools}
+    servers = sorted(configured)
     for agent in agents.values():
         models: list[tuple[KeyPath, str]] = [(("model",), agent.spec.model)]
         models += [(("model_fallbacks", index), model) for index, model in enumerate(agent.spec.model_fallbacks)]
@@ -111,11 +112,12 @@ def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> l
             if problem is not None:
                 problems.append(agent.problem(key, problem))
         for index, server in enumerate(agent.spec.tool_grants()):
-            if server not in settings.spec.mcp_servers:
+            if server not in configured:
                 problems.append(
                     agent.problem(
                         ("tools", _tool_entry(agent, server, index)),
-                        f"tool server {server!r} is not configured in mcp_servers{did_you_mean(server, servers)}"
+                        f"tool server {server!r} is not configured in mcp_servers or python_tools"
+                        f"{did_you_mean(server, servers)}"
                         f" (configured: {', '.join(servers) or 'none'})",
                     )
                 )

@@ -9,6 +9,7 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from vectorstep.spec.base import SpecModel
 
+PYTHON_TOOL_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 DATABASE_SCHEMES = (
     "sqlite:///",
     "sqlite+pysqlite:///",
@@ -238,6 +239,7 @@ class ServiceSpec(SpecModel):
     gateway: GatewaySpec = Field(default_factory=GatewaySpec)
     providers: dict[str, ProviderSpec] = Field(default_factory=dict)
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    python_tools: dict[str, list[str]] = Field(default_factory=dict)  # group → ["package.module:function", ...]
     limits: LimitsSpec = Field(default_factory=LimitsSpec)
     tool_policy: ToolPolicySpec = Field(default_factory=ToolPolicySpec)
     auth: AuthSpec = Field(default_factory=AuthSpec)
@@ -249,13 +251,32 @@ class ServiceSpec(SpecModel):
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     server: ServerSpec = Field(default_factory=ServerSpec)
 
-    @field_validator("mcp_servers")
+    @field_validator("mcp_servers", "python_tools")
     @classmethod
     def _server_names(cls, servers: dict[str, Any]) -> dict[str, Any]:
         for name in servers:
             if "__" in name or not name.replace("-", "").replace("_", "").isalnum():
                 raise ValueError(
-                    f"MCP server name {name!r}: use letters, digits, '-' and single '_' "
+                    f"tool server name {name!r}: use letters, digits, '-' and single '_' "
                     "(tools are named <server>__<tool>)"
                 )
         return servers
+
+    @field_validator("python_tools")
+    @classmethod
+    def _function_references(cls, groups: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, references in groups.items():
+            for reference in references:
+                if not PYTHON_TOOL_REFERENCE.match(reference):
+                    raise ValueError(
+                        f"python_tools.{name}: {reference!r} is not `package.module:function` "
+                        "(a module importable from the folder of vectorstep.yaml, and a function in it)"
+                    )
+        return groups
+
+    @model_validator(mode="after")
+    def _one_namespace_for_tools(self) -> ServiceSpec:
+        shared = sorted(set(self.mcp_servers) & set(self.python_tools))
+        if shared:
+            raise ValueError(f"{', '.join(shared)}: a name is either an MCP server or a python_tools group, not both")
+        return self
