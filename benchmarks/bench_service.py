@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from ruamel.yaml import YAML
 from sqlalchemy import create_engine, insert
 
 from vectorstep.store.tables import pipeline_run_events, pipeline_runs
@@ -303,6 +304,64 @@ def page_latency(server: Server, run_id: str, requests: int = 40) -> dict[str, d
     return results
 
 
+GATEWAY_TOKEN = "bench-gateway-token-0123456789"
+
+
+def remote_mode(folder: Path, project: ProjectDir, webhooks: int, clients: int) -> dict[str, Any]:
+    """The same load with the agent runtime in its own process (`gateway: {mode: remote}`)."""
+    settings = YAML(typ="safe").load(project.config.read_text(encoding="utf-8"))
+    (folder / "gateway.yaml").write_text(json.dumps(settings), encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gateway = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vectorstep",
+            "gateway",
+            "serve",
+            "--config",
+            str(folder / "gateway.yaml"),
+            "--port",
+            str(port),
+        ],
+        env={**os.environ, "VECTORSTEP_GATEWAY_TOKEN": GATEWAY_TOKEN},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    remote = {"mode": "remote", "url": f"ws://127.0.0.1:{port}", "token": GATEWAY_TOKEN}
+    project.settings({**{key: value for key, value in settings.items() if key != "mcp_servers"}, "gateway": remote})
+    server = Server(project.config)
+    watcher = Watcher(folder / "bench.db")
+    try:
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        server.start()
+        one_run = latency(server, watcher)
+        load = asyncio.run(throughput(server, watcher, webhooks, clients))
+        rss, peak = server.rss_mib()
+        gateway_rss = Path(f"/proc/{gateway.pid}/status").read_text()
+        gateway_mib = int(re.search(r"^VmRSS:\s+(\d+)", gateway_rss, re.M)[1]) / 1024  # type: ignore[index]
+    finally:
+        watcher.close()
+        server.stop()
+        gateway.terminate()
+        gateway.wait(30)
+    return {
+        "webhook_to_terminal": one_run,
+        "runs_completed_per_second": load["runs_completed_per_second"],
+        "statuses": load["statuses"],
+        "service_rss_mib": rss,
+        "service_peak_rss_mib": peak,
+        "gateway_rss_mib": round(gateway_mib, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--webhooks", type=int, default=200)
@@ -340,6 +399,7 @@ def main() -> None:
             pages = page_latency(server, run_id)
         finally:
             server.stop()
+        remote = remote_mode(Path(folder), project, args.webhooks, args.clients)
     result = {
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {sys.platform}",
@@ -352,6 +412,7 @@ def main() -> None:
         "peak_rss_mib": peak,
         "history_runs": args.history,
         "latency_with_history": pages,
+        "remote_gateway": remote,
     }
     out = Path(__file__).parent / "results" / "service.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -108,5 +108,6 @@ def _runtime(project: Project, clock: Clock) -> AgentRuntime:
             raise ConfigError([project.settings.problem(("gateway",), "gateway mode 'remote' needs `url` and `token`")])
         from vectorstep.runtime.remote_client import RemoteRuntime  # noqa: PLC0415 - only remote mode needs it
 
-        return RemoteRuntime(gateway.url, gateway.token)
+        limits = project.settings.spec.limits
+        return RemoteRuntime(gateway.url, gateway.token, max_concurrent_turns=limits.max_concurrent_runs)
     return EmbeddedRuntime(project.agents, project.settings.spec, clock=clock, base_dir=project.settings.base_dir)

@@ -25,13 +25,24 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024  # a final answer carries whole tool results
 
 
 class RemoteRuntime:
-    def __init__(self, url: str, token: str, *, connect_timeout_seconds: float = 10.0) -> None:
+    def __init__(
+        self, url: str, token: str, *, max_concurrent_turns: int = 10, connect_timeout_seconds: float = 10.0
+    ) -> None:
         self._url = rpc_url(url)
         self._token = token
         self._connect_timeout = connect_timeout_seconds
         self._ids = itertools.count(1)
+        self._max_concurrent = max_concurrent_turns
+        self._slots: asyncio.Semaphore | None = None
 
     async def run(self, request: AgentRequest, on_event: TraceListener | None = None) -> AgentReply:
+        # As with the embedded runtime, `limits.max_concurrent_runs` turns at once: the gateway is not flooded.
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._max_concurrent)
+        async with self._slots:
+            return await self._run(request, on_event)
+
+    async def _run(self, request: AgentRequest, on_event: TraceListener | None) -> AgentReply:
         try:
             async with connect(
                 self._url, open_timeout=self._connect_timeout, max_size=MAX_FRAME_BYTES, ping_interval=20

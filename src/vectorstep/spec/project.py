@@ -76,9 +76,12 @@ def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None
     """Load everything the settings point at; problems are collected, not raised."""
     library, library_problems = load_step_library(settings.steps_dir, environ=environ)
     pipelines, pipeline_problems = load_pipelines(settings.pipelines_dir, library, environ=environ)
-    agents, agent_problems = load_agents(settings.agents_dir, environ=environ)
-    problems = [*library_problems, *pipeline_problems, *agent_problems]
-    problems.extend(check_agents(agents, settings))
+    problems = [*library_problems, *pipeline_problems]
+    if settings.spec.gateway.mode == "embedded":
+        agents, agent_problems = load_agents(settings.agents_dir, environ=environ)
+        problems += [*agent_problems, *check_agents(agents, settings)]
+    else:
+        agents = {}  # a remote gateway runs its own agents; it answers `unknown_agent` for one it lacks
     for loaded in pipelines.values():
         problems.extend(check_references(loaded, agents, settings))
     return Project(settings, pipelines, library, agents, tuple(problems), tuple(agent_warnings(agents)))
