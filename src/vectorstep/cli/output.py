@@ -61,10 +61,6 @@ class Output:
             )
 
 
-def score(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
 def duration(ms: float | None) -> str:
     if ms is None:
         return "—"

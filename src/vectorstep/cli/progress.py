@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from vectorstep.cli.output import STATUS_STYLES, Output, duration, score
+from vectorstep.cli.output import STATUS_STYLES, Output, duration
 from vectorstep.domain.events import RunEvent, RunLogged, RunResumed, RunWaiting, StepFinished, StepStarted
 from vectorstep.domain.trace import TraceEvent
+from vectorstep.trust.explain import score_text as score
 
 
 class Progress:

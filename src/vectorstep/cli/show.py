@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from vectorstep.cli.output import STATUS_STYLES, Output, duration, score, tokens
+from vectorstep.cli.output import STATUS_STYLES, Output, duration, tokens
 from vectorstep.cli.trust_panel import chain, print_trust_panel
 from vectorstep.domain.records import RunRecord
+from vectorstep.trust.explain import score_text as score
 
 STEP_HEADERS = ("step", "status", "S", "trust", "model", "tokens in/out", "duration")
 

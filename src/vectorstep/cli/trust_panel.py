@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vectorstep.cli.output import Output, score
+from vectorstep.cli.output import Output
 from vectorstep.domain.records import StepRecord
 from vectorstep.trust.explain import configuration_summary, narrative
+from vectorstep.trust.explain import score_text as score
 
 
 def chain(report: Mapping[str, Any]) -> str:

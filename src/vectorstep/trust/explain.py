@@ -17,8 +17,12 @@ def _pct(value: float) -> str:
     return f"{value:.0%}"
 
 
-def _num(value: float | None) -> str:
+def score_text(value: float | None) -> str:
+    """A score as every surface shows it: two decimals, or a dash when there is none."""
     return "—" if value is None else f"{value:.2f}"
+
+
+_num = score_text
 
 
 def narrative(report: Report) -> list[str]:

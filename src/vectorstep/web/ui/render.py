@@ -11,6 +11,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from vectorstep.trust.explain import score_text
 from vectorstep.web.auth import csrf_token
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -51,11 +52,7 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
 
 
-def _score(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
-TEMPLATES.env.filters.update(when=_when, ago=_ago, took=_took, ms=_ms, cost=_cost, pretty=_pretty, score=_score)
+TEMPLATES.env.filters.update(when=_when, ago=_ago, took=_took, ms=_ms, cost=_cost, pretty=_pretty, score=score_text)
 TEMPLATES.env.globals.update(asset_version=ASSET_VERSION)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from vectorstep.domain.records import StepRecord
 from vectorstep.trust.explain import configuration_summary, narrative
+from vectorstep.trust.explain import score_text as score
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,6 @@ def trust_view(step: StepRecord) -> TrustView | None:
         grounding_summary=(grounding or {}).get("summary"),
         verifier_summary=(verifier or {}).get("summary"),
     )
-
-
-def score(value: Any) -> str:
-    return "—" if value is None else f"{float(value):.2f}"
 
 
 def _chips(
