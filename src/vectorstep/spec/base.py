@@ -7,12 +7,23 @@ import re
 from types import UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Tag, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Tag, ValidationError
 
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.source import Document, KeyPath, SourceMap, format_key_path
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"invalid regular expression: {error}") from None
+    return pattern
+
+
+RegexPattern = Annotated[str, AfterValidator(_compiles)]  # a regular expression, checked when the file loads
 
 
 def did_you_mean(word: str, choices: list[str]) -> str:

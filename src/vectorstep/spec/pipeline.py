@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from vectorstep.spec.base import SpecModel
+from vectorstep.spec.base import RegexPattern, SpecModel
 from vectorstep.spec.steps import FanOutItem, ParallelItem, PipelineItem, StepSpec
 
 Stage = Literal["testing", "production"]
@@ -23,7 +23,7 @@ class MatchOperators(SpecModel):
     ne: Any = None
     in_: list[Any] | None = Field(default=None, alias="in")
     not_in: list[Any] | None = None
-    regex: str | None = None
+    regex: RegexPattern | None = None
     gt: float | None = None
     gte: float | None = None
     lt: float | None = None
@@ -34,16 +34,6 @@ class MatchOperators(SpecModel):
         if not self.model_fields_set:
             raise ValueError(f"a condition needs at least one operator: {', '.join(MATCH_OPERATORS)}")
         return self
-
-    @field_validator("regex")
-    @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"invalid regular expression: {error}") from None
-        return pattern
 
 
 def _condition_kind(value: Any) -> str:

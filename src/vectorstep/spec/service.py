@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from vectorstep.spec.base import SpecModel
+from vectorstep.spec.base import RegexPattern, SpecModel
 
 PYTHON_TOOL_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 DATABASE_SCHEMES = (
@@ -92,17 +92,7 @@ class ToolMatchSpec(SpecModel):
     server: str | None = None
     tool: str | None = None  # a glob
     agent: str | None = None  # a glob
-    input_regex: str | None = None  # searched in the call's arguments as JSON
-
-    @field_validator("input_regex")
-    @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"input_regex is not a valid regular expression: {error}") from None
-        return pattern
+    input_regex: RegexPattern | None = None  # searched in the call's arguments as JSON
 
 
 class ToolRuleSpec(SpecModel):
