@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, RowMapping, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
-from vectorstep.domain.status import RunStatus, StepStatus
-from vectorstep.domain.trace import TraceEvent
-from vectorstep.errors import DuplicateRunError, NotFoundError
+from vectorstep.domain.status import RunStatus
+from vectorstep.errors import NotFoundError
 from vectorstep.store.database import Database
-from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps, run_dedup
+from vectorstep.store.dedup import claim_dedup
+from vectorstep.store.rows import log_entry, log_row, run_record, step_record, step_row
+from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class RunRepository:
 
         def work(connection: Connection) -> None:
             if run.dedup is not None:
-                _claim_dedup(connection, run)
+                claim_dedup(connection, run)
             connection.execute(
                 insert(pipeline_runs).values(
                     id=run.run_id,
@@ -61,7 +62,7 @@ class RunRepository:
                     lease_expires_at=lease[1] if lease else None,
                 )
             )
-            connection.execute(insert(pipeline_run_events).values(_log_row(log)))
+            connection.execute(insert(pipeline_run_events).values(log_row(log)))
 
         try:
             await self.database.write(work)
@@ -71,14 +72,14 @@ class RunRepository:
             await self.database.write(work)  # a concurrent twin took the key first: now we see it and refuse
 
     async def append_log(self, log: LogEntry) -> None:
-        await self.database.write(lambda connection: connection.execute(insert(pipeline_run_events), [_log_row(log)]))
+        await self.database.write(lambda connection: connection.execute(insert(pipeline_run_events), [log_row(log)]))
 
     async def insert_step(self, record: StepRecord, log: LogEntry) -> None:
         """The step's row and its log line, in one transaction: never half a step."""
 
         def work(connection: Connection) -> None:
-            connection.execute(insert(pipeline_steps), [_step_row(record)])
-            connection.execute(insert(pipeline_run_events), [_log_row(log)])
+            connection.execute(insert(pipeline_steps), [step_row(record)])
+            connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)
 
@@ -110,7 +111,7 @@ class RunRepository:
 
         def work(connection: Connection) -> None:
             connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
-            connection.execute(insert(pipeline_run_events), [_log_row(log)])
+            connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)
 
@@ -163,7 +164,7 @@ class RunRepository:
             connection.execute(
                 update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(status=status.value, updated_at=log.ts)
             )
-            connection.execute(insert(pipeline_run_events), [_log_row(log)])
+            connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)
 
@@ -200,7 +201,7 @@ class RunRepository:
                     .mappings()
                     .all()
                 )
-            return _run_record(row, [_step_record(step) for step in steps], [_log_entry(entry) for entry in log_rows])
+            return run_record(row, [step_record(step) for step in steps], [log_entry(entry) for entry in log_rows])
 
         found = await self.database.read(work)
         if found is None:
@@ -225,7 +226,7 @@ class RunRepository:
             query = query.where(columns.started_at < where.until)
         query = query.order_by(columns.started_at.desc(), columns.id.desc()).limit(limit).offset(offset)
         return await self.database.read(
-            lambda connection: [_run_record(row, [], []) for row in connection.execute(query).mappings()]
+            lambda connection: [run_record(row, [], []) for row in connection.execute(query).mappings()]
         )
 
     async def status_counts(self, since: datetime) -> dict[str, int]:
@@ -240,163 +241,3 @@ class RunRepository:
         return await self.database.read(
             lambda connection: int(connection.execute(select(func.count()).select_from(pipeline_runs)).scalar_one())
         )
-
-
-# Who ran the second opinions of a step: the same name in the record and in the table.
-ATTRIBUTION_COLUMNS = (
-    "verifier_mode",
-    "verifier_agent",
-    "verifier_model",
-    "verifier_provider",
-    "verifier_prompt",
-    "verifier_input_tokens",
-    "verifier_output_tokens",
-    "grounding_model",
-    "grounding_provider",
-    "grounding_input_tokens",
-    "grounding_output_tokens",
-)
-
-
-def _claim_dedup(connection: Connection, run: RunRecord) -> None:
-    """Take the event's dedup key, unless a run holding it is in flight or started within the window."""
-    assert run.dedup is not None
-    key = run.dedup.key
-    held = connection.execute(select(run_dedup.c.run_id).where(run_dedup.c.dedup_key == key)).first()
-    if held is None:
-        connection.execute(insert(run_dedup).values(dedup_key=key, run_id=run.run_id, started_at=run.started_at))
-        return
-    existing = connection.execute(
-        select(pipeline_runs.c.status, pipeline_runs.c.started_at).where(pipeline_runs.c.id == held.run_id)
-    ).first()
-    if existing is not None:
-        in_flight = not RunStatus(existing.status).is_terminal
-        recent = existing.started_at >= run.started_at - timedelta(seconds=run.dedup.window_seconds)
-        if in_flight or recent:
-            raise DuplicateRunError(held.run_id)
-    connection.execute(
-        update(run_dedup).where(run_dedup.c.dedup_key == key).values(run_id=run.run_id, started_at=run.started_at)
-    )
-
-
-def _log_row(log: LogEntry) -> dict[str, Any]:
-    return {
-        "run_id": log.run_id,
-        "ts": log.ts,
-        "level": log.level,
-        "event": log.event,
-        "step_name": log.step,
-        "message": log.message,
-        "data": dict(log.data) if log.data is not None else None,
-    }
-
-
-def _step_row(record: StepRecord) -> dict[str, Any]:
-    return {
-        "run_id": record.run_id,
-        "step_index": record.index,
-        "step_name": record.name,
-        "status": record.status.value,
-        "executor": record.executor,
-        "agent": record.agent,
-        "model": record.model,
-        "provider": record.provider,
-        "agent_version": record.agent_version,
-        "prompt": record.prompt,
-        "prompt_hash": record.prompt_hash,
-        "raw_output": record.raw_output,
-        "parsed_output": dict(record.output) if record.output is not None else None,
-        "agent_trace": [event.as_dict() for event in record.trace],
-        "primary_confidence": record.confidence,
-        "verifier_confidence": record.verifier_confidence,
-        "effective_confidence": record.effective_confidence,
-        "combined_trust": record.combined_trust,
-        "grounding_score": record.grounding_score,
-        "deterministic_passed": record.deterministic_passed,
-        "gate_outcome": record.gate_outcome,
-        "trust_report": dict(record.trust_report) if record.trust_report is not None else None,
-        "input_tokens": record.input_tokens,
-        "output_tokens": record.output_tokens,
-        **{column: getattr(record, column) for column in ATTRIBUTION_COLUMNS},
-        "cost": record.cost,
-        "duration_ms": record.duration_ms,
-        "attempts": record.attempts,
-        "iterations": record.iterations,
-        "warnings": list(record.warnings),
-        "error_kind": record.error_kind,
-        "error": record.error,
-        "started_at": record.started_at,
-        "finished_at": record.finished_at,
-    }
-
-
-def _step_record(row: RowMapping) -> StepRecord:
-    return StepRecord(
-        run_id=row["run_id"],
-        name=row["step_name"],
-        index=row["step_index"],
-        status=StepStatus(row["status"]),
-        executor=row["executor"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        duration_ms=row["duration_ms"],
-        agent=row["agent"],
-        model=row["model"],
-        provider=row["provider"],
-        agent_version=row["agent_version"],
-        prompt=row["prompt"],
-        prompt_hash=row["prompt_hash"],
-        raw_output=row["raw_output"],
-        output=row["parsed_output"],
-        confidence=row["primary_confidence"],
-        verifier_confidence=row["verifier_confidence"],
-        effective_confidence=row["effective_confidence"],
-        combined_trust=row["combined_trust"],
-        grounding_score=row["grounding_score"],
-        deterministic_passed=row["deterministic_passed"],
-        trust_report=row["trust_report"],
-        trace=tuple(TraceEvent.from_dict(event) for event in row["agent_trace"] or []),
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        **{column: row[column] for column in ATTRIBUTION_COLUMNS},
-        cost=row["cost"],
-        attempts=row["attempts"],
-        iterations=row["iterations"],
-        error_kind=row["error_kind"],
-        error=row["error"],
-        warnings=tuple(row["warnings"] or ()),
-        gate_outcome=row["gate_outcome"],
-    )
-
-
-def _log_entry(row: RowMapping) -> LogEntry:
-    return LogEntry(
-        run_id=row["run_id"],
-        ts=row["ts"],
-        level=row["level"],
-        event=row["event"],
-        message=row["message"],
-        step=row["step_name"],
-        data=row["data"],
-    )
-
-
-def _run_record(row: RowMapping, steps: list[StepRecord], log: list[LogEntry]) -> RunRecord:
-    return RunRecord(
-        run_id=row["id"],
-        pipeline=row["pipeline_name"],
-        status=RunStatus(row["status"]),
-        stage=row["stage"],
-        started_at=row["started_at"],
-        source=row["source"],
-        team=row["team"],
-        context=row["context"] or {},
-        finished_at=row["finished_at"],
-        error=row["error"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        cost=row["cost"],
-        steps=tuple(steps),
-        log=tuple(log),
-        spec=row.get("spec"),
-    )

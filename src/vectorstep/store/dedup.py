@@ -1,0 +1,33 @@
+"""One run per event: the dedup key of (pipeline, fingerprint), taken in the same transaction as the run row."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import Connection, insert, select, update
+
+from vectorstep.domain.records import RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.errors import DuplicateRunError
+from vectorstep.store.tables import pipeline_runs, run_dedup
+
+
+def claim_dedup(connection: Connection, run: RunRecord) -> None:
+    """Take the event's dedup key, unless a run holding it is in flight or started within the window."""
+    assert run.dedup is not None
+    key = run.dedup.key
+    held = connection.execute(select(run_dedup.c.run_id).where(run_dedup.c.dedup_key == key)).first()
+    if held is None:
+        connection.execute(insert(run_dedup).values(dedup_key=key, run_id=run.run_id, started_at=run.started_at))
+        return
+    existing = connection.execute(
+        select(pipeline_runs.c.status, pipeline_runs.c.started_at).where(pipeline_runs.c.id == held.run_id)
+    ).first()
+    if existing is not None:
+        in_flight = not RunStatus(existing.status).is_terminal
+        recent = existing.started_at >= run.started_at - timedelta(seconds=run.dedup.window_seconds)
+        if in_flight or recent:
+            raise DuplicateRunError(held.run_id)
+    connection.execute(
+        update(run_dedup).where(run_dedup.c.dedup_key == key).values(run_id=run.run_id, started_at=run.started_at)
+    )
