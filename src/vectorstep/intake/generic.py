@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -46,9 +47,27 @@ def normalise_generic(payload: Any, received_at: datetime, *, team: str | None =
     )
 
 
-def manual_context(received_at: datetime, *, summary: str = "", team: str | None = None) -> NormalisedContext:
-    """The context of a run started by hand with no payload."""
-    return NormalisedContext(source="manual", received_at=received_at, summary=summary, team=team)
+def manual_context(
+    received_at: datetime,
+    *,
+    summary: str = "",
+    team: str | None = None,
+    pipeline: str | None = None,
+    severity: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> NormalisedContext:
+    """The context of a run started by hand (CLI, UI or API) rather than by an event."""
+    return NormalisedContext(
+        source="manual",
+        received_at=received_at,
+        pipeline=pipeline,
+        severity=severity,
+        labels=dict(labels or {}),
+        summary=summary,
+        team=team,
+        metadata=dict(metadata or {}),
+    )
 
 
 def _optional_str(value: Any) -> str | None:

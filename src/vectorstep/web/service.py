@@ -24,7 +24,8 @@ from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecor
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
-from vectorstep.errors import ConfigError, DuplicateRunError, Problem
+from vectorstep.errors import ConfigError, DuplicateRunError, NotFoundError, Problem
+from vectorstep.spec.base import did_you_mean
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
@@ -199,6 +200,16 @@ class Service:
         return await answers(self.database)
 
     # -- configuration ----------------------------------------------------------------------------
+
+    def pipeline(self, name: str) -> LoadedPipeline:
+        found = self.project.pipelines.get(name)
+        if found is None:
+            raise NotFoundError(self.unknown_pipeline(name))
+        return found
+
+    def unknown_pipeline(self, name: str) -> str:
+        names = sorted(self.project.pipelines)
+        return f"no pipeline {name!r}{did_you_mean(name, names)}; pipelines: {', '.join(names) or 'none'}"
 
     def _blocked(self, project: Project) -> dict[str, list[Problem]]:
         """What stops each pipeline from running (checked once per load, not per event)."""

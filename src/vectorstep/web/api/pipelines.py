@@ -11,11 +11,10 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from vectorstep.domain.context import NormalisedContext
 from vectorstep.engine.preflight import preflight
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES
-from vectorstep.errors import ConfigError, NotFoundError, Problem
-from vectorstep.spec.base import did_you_mean
+from vectorstep.errors import ConfigError, Problem
+from vectorstep.intake.generic import manual_context
 from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
 from vectorstep.spec.project import check_references
 from vectorstep.store.runs import RunFilter
@@ -49,14 +48,6 @@ def pipeline_summary(service: Service, loaded: LoadedPipeline) -> dict[str, Any]
     }
 
 
-def loaded_pipeline(service: Service, name: str) -> LoadedPipeline:
-    found = service.project.pipelines.get(name)
-    if found is None:
-        names = sorted(service.project.pipelines)
-        raise NotFoundError(f"no pipeline {name!r}{did_you_mean(name, names)}; pipelines: {', '.join(names) or 'none'}")
-    return found
-
-
 @router.get("/pipelines")
 async def list_pipelines(request: Request) -> dict[str, Any]:
     service = service_of(request)
@@ -71,7 +62,7 @@ async def list_pipelines(request: Request) -> dict[str, Any]:
 async def get_pipeline(request: Request, name: str) -> dict[str, Any]:
     """The pipeline as loaded (defaults filled in, secrets masked), its problems and its ten latest runs."""
     service = service_of(request)
-    loaded = loaded_pipeline(service, name)
+    loaded = service.pipeline(name)
     recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=10)
     return pipeline_summary(service, loaded) | {
         "spec": redacted(loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)),
@@ -121,11 +112,10 @@ async def run_pipeline(
 ) -> dict[str, Any]:
     """Start a run by hand (any stage). 202 with the run id; 429 when too many runs are in flight."""
     service = service_of(request)
-    loaded = loaded_pipeline(service, name)
+    loaded = service.pipeline(name)
     given = body or ManualRunBody()
-    context = NormalisedContext(
-        source="manual",
-        received_at=service.clock.now(),
+    context = manual_context(
+        service.clock.now(),
         pipeline=name,
         severity=given.severity,
         labels=given.labels,

@@ -11,7 +11,6 @@ from fastapi.responses import JSONResponse
 from vectorstep.errors import PayloadError
 from vectorstep.intake import SOURCES, Strategy, normalise
 from vectorstep.intake.resolve import resolve
-from vectorstep.spec.base import did_you_mean
 from vectorstep.web.auth import Principal
 from vectorstep.web.deps import api_principal, service_of
 from vectorstep.web.service import Service
@@ -79,7 +78,6 @@ async def _json_body(request: Request) -> Any:
 
 
 def _no_match(named: str | None, service: Service) -> str:
-    names = sorted(service.project.pipelines)
     if named:
-        return f"no pipeline named {named!r}{did_you_mean(named, names)}; pipelines: {', '.join(names) or 'none'}"
+        return service.unknown_pipeline(named)
     return "no pipeline's trigger.match holds for this event (tried by priority, then file name)"

@@ -12,12 +12,11 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from vectorstep.domain.approvals import ApprovalStatus
-from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.status import RunStatus
 from vectorstep.errors import NotFoundError, PayloadError
+from vectorstep.intake.generic import manual_context
 from vectorstep.store.feedback import LABELS, Mark
 from vectorstep.store.runs import RunFilter
-from vectorstep.web.api.pipelines import loaded_pipeline
 from vectorstep.web.auth import SESSION_KEY, Principal, check_csrf
 from vectorstep.web.deps import auth_of, service_of
 from vectorstep.web.redact import redacted, redacted_yaml
@@ -282,7 +281,7 @@ async def pipelines_page(request: Request, _: Person, reloaded: str = "") -> Res
 @router.get("/pipelines/{name}", response_class=HTMLResponse)
 async def pipeline_page(request: Request, name: str, _: Person) -> Response:
     service = service_of(request)
-    loaded = loaded_pipeline(service, name)
+    loaded = service.pipeline(name)
     recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=20)
     try:
         source = redacted_yaml(loaded.path.read_text(encoding="utf-8"))
@@ -312,10 +311,9 @@ async def reload(request: Request, _: Person) -> Response:
 async def run_now(request: Request, name: str, principal: Person) -> Response:
     values = await _form(request)
     service = service_of(request)
-    loaded = loaded_pipeline(service, name)
-    context = NormalisedContext(
-        source="manual",
-        received_at=service.clock.now(),
+    loaded = service.pipeline(name)
+    context = manual_context(
+        service.clock.now(),
         pipeline=name,
         summary=values.get("summary", "").strip(),
         team=principal.team,
