@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,8 +100,8 @@ class RecordingServer:
         import json as json_module
         import threading
 
-        self.requests: list[dict[str, object]] = []
-        self.responses: list[tuple[int, str]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.responses: list[tuple[int, str] | tuple[int, str, dict[str, str]]] = []  # (status, body[, headers])
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -114,11 +115,13 @@ class RecordingServer:
                 server.requests.append(
                     {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": parsed}
                 )
-                status, text = server.responses.pop(0) if server.responses else (200, '{"ok": true}')
+                status, text, *extra = server.responses.pop(0) if server.responses else (200, '{"ok": true}')
                 payload = text.encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)
 

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import tool_server_config
+from tests.conftest import RecordingServer, tool_server_config
 from tests.fixtures.fake_providers import (
-    FakeProvider,
     anthropic_error,
     anthropic_text,
     openai_error,
@@ -30,15 +29,15 @@ ANSWER = json.dumps({"confidence": 0.8, "summary": "deploy 8f3a raised 5xx", "ne
 
 
 @pytest.fixture
-def openai_server() -> Iterator[FakeProvider]:
-    server = FakeProvider()
+def openai_server() -> Iterator[RecordingServer]:
+    server = RecordingServer()
     yield server
     server.close()
 
 
 @pytest.fixture
-def anthropic_server() -> Iterator[FakeProvider]:
-    server = FakeProvider()
+def anthropic_server() -> Iterator[RecordingServer]:
+    server = RecordingServer()
     yield server
     server.close()
 
@@ -63,8 +62,8 @@ async def ask(
         await runtime.aclose()
 
 
-async def test_an_openai_model_calls_a_tool_and_answers(project: ProjectDir, openai_server: FakeProvider) -> None:
-    openai_server.replies = [
+async def test_an_openai_model_calls_a_tool_and_answers(project: ProjectDir, openai_server: RecordingServer) -> None:
+    openai_server.responses = [
         openai_tool_call("tools__echo", {"text": "5xx ratio 0.042"}),
         openai_text(ANSWER, usage=(300, 40), cached=256),
     ]
@@ -91,8 +90,10 @@ async def test_an_openai_model_calls_a_tool_and_answers(project: ProjectDir, ope
     assert tool_message == {"role": "tool", "tool_call_id": "call_1", "content": "5xx ratio 0.042"}
 
 
-async def test_a_503_is_retried_and_retry_after_is_honoured(project: ProjectDir, openai_server: FakeProvider) -> None:
-    openai_server.replies = [
+async def test_a_503_is_retried_and_retry_after_is_honoured(
+    project: ProjectDir, openai_server: RecordingServer
+) -> None:
+    openai_server.responses = [
         openai_error(503, "overloaded, try again"),
         openai_error(429, "slow down", retry_after="7"),
         openai_text(ANSWER),
@@ -114,14 +115,14 @@ async def test_a_503_is_retried_and_retry_after_is_honoured(project: ProjectDir,
 
 
 async def test_a_failing_model_falls_back_to_another_provider_with_the_conversation_so_far(
-    project: ProjectDir, openai_server: FakeProvider, anthropic_server: FakeProvider
+    project: ProjectDir, openai_server: RecordingServer, anthropic_server: RecordingServer
 ) -> None:
-    openai_server.replies = [
+    openai_server.responses = [
         openai_tool_call("tools__echo", {"text": "5xx ratio 0.042"}),
         openai_error(500, "internal error"),
         openai_error(500, "internal error"),
     ]
-    anthropic_server.replies = [anthropic_text(ANSWER)]
+    anthropic_server.responses = [anthropic_text(ANSWER)]
     reply = await ask(
         project,
         {"model": "openai/gpt-4.1", "model_fallbacks": ["anthropic/claude-test-model"], "tools": ["tools"]},
@@ -148,8 +149,8 @@ async def test_a_failing_model_falls_back_to_another_provider_with_the_conversat
     assert set(reply.usage.by_model) == {"served-model", "claude-served"}
 
 
-async def test_every_model_failing_is_a_model_error(project: ProjectDir, anthropic_server: FakeProvider) -> None:
-    anthropic_server.replies = [anthropic_error(401, "invalid x-api-key")]
+async def test_every_model_failing_is_a_model_error(project: ProjectDir, anthropic_server: RecordingServer) -> None:
+    anthropic_server.responses = [anthropic_error(401, "invalid x-api-key")]
     with pytest.raises(AgentRuntimeError) as raised:
         await ask(
             project,
@@ -161,8 +162,8 @@ async def test_every_model_failing_is_a_model_error(project: ProjectDir, anthrop
     assert len(anthropic_server.requests) == 1  # a bad key is not retried
 
 
-async def test_an_answer_cut_by_max_tokens_is_flagged(project: ProjectDir, openai_server: FakeProvider) -> None:
-    openai_server.replies = [openai_text('{"confidence": 0.9, "summary": "the cause is', finish="length")]
+async def test_an_answer_cut_by_max_tokens_is_flagged(project: ProjectDir, openai_server: RecordingServer) -> None:
+    openai_server.responses = [openai_text('{"confidence": 0.9, "summary": "the cause is', finish="length")]
     reply = await ask(
         project,
         {"model": "openai/gpt-4.1", "max_tokens": 10},
@@ -171,8 +172,10 @@ async def test_an_answer_cut_by_max_tokens_is_flagged(project: ProjectDir, opena
     assert reply.truncated and reply.stop_reason == "length"
 
 
-async def test_any_openai_compatible_server_by_its_base_url(project: ProjectDir, openai_server: FakeProvider) -> None:
-    openai_server.replies = [openai_text(ANSWER)]
+async def test_any_openai_compatible_server_by_its_base_url(
+    project: ProjectDir, openai_server: RecordingServer
+) -> None:
+    openai_server.responses = [openai_text(ANSWER)]
     reply = await ask(
         project,
         {"model": "vllm/meta-llama/Llama-3.1-8B-Instruct"},
@@ -182,8 +185,8 @@ async def test_any_openai_compatible_server_by_its_base_url(project: ProjectDir,
     assert openai_server.requests[0]["body"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
 
 
-async def test_ollama_runs_locally_without_a_key(project: ProjectDir, openai_server: FakeProvider) -> None:
-    openai_server.replies = [openai_text(ANSWER)]
+async def test_ollama_runs_locally_without_a_key(project: ProjectDir, openai_server: RecordingServer) -> None:
+    openai_server.responses = [openai_text(ANSWER)]
     reply = await ask(project, {"model": "ollama/qwen3:8b"}, {"ollama": {"base_url": f"{openai_server.url}/v1"}})
     assert reply.provider == "ollama" and openai_server.requests[0]["body"]["model"] == "qwen3:8b"
 
@@ -208,8 +211,8 @@ def test_agents_are_checked_against_the_providers_at_load(project: ProjectDir) -
     assert problems[("a-unknown", "model")].line == 1
 
 
-async def test_thinking_level_reaches_the_provider(project: ProjectDir, anthropic_server: FakeProvider) -> None:
-    anthropic_server.replies = [anthropic_text(ANSWER)]
+async def test_thinking_level_reaches_the_provider(project: ProjectDir, anthropic_server: RecordingServer) -> None:
+    anthropic_server.responses = [anthropic_text(ANSWER)]
     await ask(
         project,
         {"model": "anthropic/claude-test-model", "thinking_level": "high", "max_tokens": 20000},

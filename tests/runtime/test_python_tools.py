@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.fake_providers import FakeProvider, openai_text
+from tests.conftest import RecordingServer
+from tests.fixtures.fake_providers import openai_text
 from vectorstep.runtime.embedded import EmbeddedRuntime
 from vectorstep.runtime.protocol import AgentRequest
 from vectorstep.spec.agent_files import load_agents
@@ -78,8 +79,8 @@ async def test_a_function_is_a_tool_with_its_signature_as_schema(project: Projec
 
 
 async def test_the_model_is_shown_the_signature_and_docstring(project: ProjectDir) -> None:
-    provider = FakeProvider()
-    provider.replies = [openai_text('{"confidence": 0.5, "summary": "s", "next_step_context": ""}')]
+    provider = RecordingServer()
+    provider.responses = [openai_text('{"confidence": 0.5, "summary": "s", "next_step_context": ""}')]
     project.agent("investigator", {"model": "local/any", "tools": ["ops"]})
     (project.root / "opstools").mkdir(exist_ok=True)
     (project.root / "opstools" / "k8s_helpers.py").write_text(MODULE, encoding="utf-8")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from websockets.asyncio.client import connect
 
 from tests.conftest import run_cli, tool_server_config
+from tests.fixtures.served_app import ServedApp
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.services import Engine
 from vectorstep.errors import AgentRuntimeError
@@ -73,29 +71,14 @@ def build(root: Path) -> ProjectDir:
     return project
 
 
-class Gateway:
-    def __init__(self, config: Path) -> None:
-        self.app = create_gateway_app(load_settings(config), TOKEN)
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            assert time.monotonic() < deadline and self._thread.is_alive(), "the gateway did not start"
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(30)
+def serve_gateway(config: Path) -> ServedApp:
+    return ServedApp(create_gateway_app(load_settings(config), TOKEN))
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, ProjectDir]]:
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServedApp, ProjectDir]]:
     project = build(tmp_path_factory.mktemp("gateway") / "project")
-    served = Gateway(project.config)
+    served = serve_gateway(project.config)
     yield served, project
     served.stop()
 
@@ -108,7 +91,7 @@ def comparable(events: Any) -> list[dict[str, Any]]:
     return [{k: v for k, v in event.as_dict().items() if k not in ("ts", "duration_ms")} for event in events]
 
 
-async def test_a_remote_turn_answers_like_an_embedded_one(gateway: tuple[Gateway, ProjectDir]) -> None:
+async def test_a_remote_turn_answers_like_an_embedded_one(gateway: tuple[ServedApp, ProjectDir]) -> None:
     served, project = gateway
     streamed: list[str] = []
     remote = RemoteRuntime(served.url, TOKEN)
@@ -142,7 +125,7 @@ async def test_a_remote_turn_answers_like_an_embedded_one(gateway: tuple[Gateway
     ],
 )
 async def test_refusals_are_typed_errors(
-    gateway: tuple[Gateway, ProjectDir], token: str, fields: dict[str, Any], code: str, message: str
+    gateway: tuple[ServedApp, ProjectDir], token: str, fields: dict[str, Any], code: str, message: str
 ) -> None:
     served, _ = gateway
     with pytest.raises(AgentRuntimeError) as raised:
@@ -150,7 +133,7 @@ async def test_refusals_are_typed_errors(
     assert raised.value.code == code and message in raised.value.message
 
 
-async def test_the_frames_of_a_turn(gateway: tuple[Gateway, ProjectDir]) -> None:
+async def test_the_frames_of_a_turn(gateway: tuple[ServedApp, ProjectDir]) -> None:
     served, _ = gateway
     async with connect(rpc_url(served.url)) as ws:
         challenge = json.loads(await ws.recv())
@@ -181,7 +164,7 @@ async def test_the_frames_of_a_turn(gateway: tuple[Gateway, ProjectDir]) -> None
     assert [event["type"] for event in result["trace"]] == [frame["payload"]["event"]["type"] for frame in events]
 
 
-async def test_a_client_that_disconnects_cancels_its_turn(gateway: tuple[Gateway, ProjectDir]) -> None:
+async def test_a_client_that_disconnects_cancels_its_turn(gateway: tuple[ServedApp, ProjectDir]) -> None:
     served, _ = gateway
     async with httpx.AsyncClient(base_url=served.url) as http:
         async with connect(rpc_url(served.url)) as ws:
@@ -201,7 +184,7 @@ async def test_a_client_that_disconnects_cancels_its_turn(gateway: tuple[Gateway
         assert (await http.get("/health")).json()["turns_in_flight"] == 0
 
 
-async def test_health_is_open_and_agents_need_the_token(gateway: tuple[Gateway, ProjectDir]) -> None:
+async def test_health_is_open_and_agents_need_the_token(gateway: tuple[ServedApp, ProjectDir]) -> None:
     served, _ = gateway
     async with httpx.AsyncClient(base_url=served.url) as http:
         health = (await http.get("/health")).json()
@@ -213,7 +196,7 @@ async def test_health_is_open_and_agents_need_the_token(gateway: tuple[Gateway, 
 
 
 async def test_a_pipeline_records_the_same_run_in_embedded_and_remote_mode(
-    gateway: tuple[Gateway, ProjectDir], tmp_path: Path
+    gateway: tuple[ServedApp, ProjectDir], tmp_path: Path
 ) -> None:
     served, project = gateway
     records = []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,9 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from tests.conftest import tool_server_config
+from tests.fixtures.served_app import ServedApp
 from vectorstep.spec.settings import load_settings
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 from vectorstep.web.app import create_app
@@ -160,22 +158,11 @@ def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
     return project
 
 
-class LiveService:
+class LiveService(ServedApp):
     """`create_app` served by uvicorn in a thread, on a port of its own."""
 
     def __init__(self, config: Path) -> None:
-        self.app = create_app(load_settings(config))
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-        self._server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="on"))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the service did not start")
-            time.sleep(0.02)
+        super().__init__(create_app(load_settings(config)))
 
     @property
     def service(self) -> Any:
@@ -184,10 +171,6 @@ class LiveService:
     def client(self, token: str | None = ALICE) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
 
 
 def wait_for(client: httpx.Client, run_id: str, *, until: tuple[str, ...], timeout: float = 30) -> dict[str, Any]:

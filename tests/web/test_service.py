@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.web.conftest import LiveService, build_project, wait_for
-from vectorstep.domain.approvals import ApprovalRequest
+from vectorstep.domain.approvals import ApprovalRequest, ApprovalStatus
 from vectorstep.domain.records import LogEntry, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.spec.settings import load_settings
@@ -141,14 +141,15 @@ async def test_a_run_that_had_asked_a_person_waits_for_the_answer_after_a_restar
     asked = RunRecord("asked", "nightly", RunStatus.RUNNING, "production", now, "cron")
     await service.runs.insert_run(asked, LogEntry("asked", now, "info", "run_started", "started"))
     request = ApprovalRequest("asked", "nightly", "report", None, "Ship it?", None, "production", 3600)
-    approval, _ = await service.approvals.create_approval(
+    await service.approvals.create_approval(
         request, approval_id="a1", channel="log", created_at=now, expires_at=now + timedelta(hours=1)
     )
     await service.start()  # the process that asked stopped before it recorded `waiting`
     try:
         waiting = await service.runs.get_run("asked", with_log=True)
+        still_asked = await service.approvals.get_approval("a1")
     finally:
         await service.stop()
     assert waiting.status is RunStatus.WAITING
     assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded on restart)"
-    assert approval.status.value == "pending"
+    assert still_asked.status is ApprovalStatus.PENDING  # recovery did not settle the question for the person
