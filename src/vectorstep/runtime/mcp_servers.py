@@ -189,6 +189,7 @@ class StderrDrain:
         read_fd, write_fd = os.pipe()
         writer = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         stack.callback(writer.close)  # the child keeps its own copy; ours closes with the connection
+        self._readers = [reader for reader in self._readers if not reader.done()]  # earlier starts' readers
         self._readers.append(asyncio.create_task(self._read(os.fdopen(read_fd, "rb"))))
         return writer
 

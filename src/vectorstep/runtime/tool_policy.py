@@ -31,7 +31,7 @@ class ToolPolicy:
         }
 
     def decide(self, server: str, tool: str, agent: str, arguments: Mapping[str, object]) -> PolicyDenial | None:
-        text = json.dumps(dict(arguments), sort_keys=True, ensure_ascii=False)
+        text = json.dumps(dict(arguments), sort_keys=True, ensure_ascii=False) if self._patterns else ""
         for index, rule in enumerate(self._spec.rules):
             condition = rule.allow or rule.deny
             assert condition is not None  # the spec holds exactly one

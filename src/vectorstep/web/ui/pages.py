@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from vectorstep.domain.approvals import ApprovalStatus
@@ -320,6 +320,6 @@ async def run_now(request: Request, name: str, principal: Person) -> Response:
         metadata={"started_by": principal.name},
     )
     outcome = await service.accept(loaded, context, gated=False)
-    if outcome.run_id is None:
-        raise PayloadError("too many runs are in flight (concurrency.max_runs); try again in a moment")
+    if outcome.status == "overloaded":
+        raise HTTPException(429, detail="too many runs are in flight (concurrency.max_runs); try again in a moment")
     return RedirectResponse(f"/ui/runs/{outcome.run_id}", status_code=303)
