@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from vectorstep.domain.trace import TraceEvent, cap_text
-from vectorstep.grounding.evidence import answer_terms, head_only, select_windows
+from vectorstep.grounding.anchors import statement_anchors
 from vectorstep.grounding.transcript import build_transcript
+from vectorstep.grounding.windows import answer_anchors, head_only, select_windows
 
 LOG = "\n".join(
     [f"2026-06-12T14:{minute:02d}:00Z INFO checkout request ok latency_ms=42" for minute in range(60)]
@@ -23,33 +26,39 @@ def event(type_: str, seq: int, **fields: object) -> TraceEvent:
     return TraceEvent(type=type_, seq=seq, ts="2026-06-12T14:10:00+00:00", **fields)  # type: ignore[arg-type]
 
 
-def test_terms_are_the_concrete_things_the_answer_states() -> None:
-    terms = answer_terms({**ANSWER, "error_rate": "4.2%", "took": "1.89s"})
-    for expected in ("checkout-7d9f6b5c4-x2kqp", "14:02", "connection pool exhausted", "4.2", "0.042", "1.89"):
-        assert expected in terms
-    assert "999999" not in terms  # raw_response is not part of the answer
-    assert "0.9" not in terms  # nor is the confidence
+def anchor(text: str) -> Any:
+    return next(found for found in statement_anchors(text) if found.hard)
+
+
+def test_anchors_are_the_concrete_things_the_answer_states() -> None:
+    anchors = {found.text for found in answer_anchors({**ANSWER, "error_rate": "4.2%", "took": "1.89s"}) if found.hard}
+    for expected in ("checkout-7d9f6b5c4-x2kqp", "14:02", "connection pool exhausted", "4.2%", "1.89s"):
+        assert expected in anchors
+    assert not any("999999" in text for text in anchors)  # raw_response is not part of the answer
+    assert "0.9" not in anchors  # nor is the confidence
 
 
 def test_a_rounded_figure_in_the_answer_finds_the_precise_one_in_the_result() -> None:
     text = "\n".join(f'{{"t": {n}, "v": "0.00{n}1"}}' for n in range(300)) + '\n{"t": 999, "v": "0.04118773946360153"}'
-    shown = select_windows(text, {"summary": "the miss ratio reached 4.12% at the top of the hour"}, 600)
+    shown = select_windows(
+        text, answer_anchors({"summary": "the miss ratio reached 4.12% at the top of the hour"}), 600
+    )
     assert "0.04118773946360153" in shown and len(shown) <= 600
 
 
 def test_windows_keep_the_decisive_line_that_head_truncation_cuts() -> None:
     budget = 1500
-    windowed = select_windows(LOG, ANSWER, budget)
+    windowed = select_windows(LOG, answer_anchors(ANSWER), budget)
     head = head_only(LOG, budget)
     decisive = "payments-client: connection pool exhausted (16/16) pod=checkout-7d9f6b5c4-x2kqp"
     assert len(windowed) <= budget and len(head) <= budget
     assert decisive in windowed and decisive not in head
-    assert windowed.startswith(LOG[:200])  # the head stays: it shows the format of the output
+    assert windowed.startswith(LOG[:100])  # a small head stays: it shows the format of the output
     assert "characters omitted] …" in windowed
 
 
 def test_a_short_result_is_left_whole() -> None:
-    assert select_windows("short result", ["short"], 1500) == "short result"
+    assert select_windows("short result", answer_anchors(["short"]), 1500) == "short result"
 
 
 def test_the_transcript_orders_entries_and_counts_each_cut() -> None:
@@ -80,7 +89,7 @@ def test_the_transcript_orders_entries_and_counts_each_cut() -> None:
     assert transcript.entries[1].endswith("…") and len(transcript.entries[1]) < 400
     assert transcript.truncated_events == 1 and transcript.cut_by_runtime == 0
     assert "pod=checkout-7d9f6b5c4-x2kqp" in transcript.entries[4]  # found in the whole result, kept in memory
-    assert not transcript.hides("checkout-7d9f6b5c4-x2kqp")
+    assert not transcript.hides(anchor("checkout-7d9f6b5c4-x2kqp"))
 
 
 def test_without_the_whole_result_the_runtime_cut_is_counted_and_named() -> None:
@@ -100,4 +109,4 @@ def test_plain_head_truncation_when_evidence_windows_are_off() -> None:
     ]
     transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=1000, evidence_windows=False)
     assert "pool exhausted" not in transcript.entries[1]
-    assert transcript.hides("connection pool exhausted")
+    assert transcript.hides(anchor("'connection pool exhausted'"))

@@ -5,7 +5,8 @@ Both fail softly: an error, a timeout or an unreadable answer is recorded here, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vectorstep.domain.execution import Usage
@@ -60,21 +61,75 @@ class VerifierOutcome:
 
 
 @dataclass(frozen=True)
+class EvidencePointer:
+    """Where a claim's evidence is: characters `start`–`end` of one tool result, whole (not the capped copy)."""
+
+    call_id: str | None
+    tool: str | None
+    start: int
+    end: int
+    excerpt: str  # the text at that place (bounded), for when the stored copy of the result was capped
+    found_by: str  # quote: the judge's quoted evidence; anchors: the claim's figures, times and ids
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> EvidencePointer | None:
+        return cls(**data) if data else None
+
+
+@dataclass(frozen=True)
+class LocalVerdict:
+    """The model-free anchor check of one claim: `supported`, `unsupported` or `undecidable`, and why."""
+
+    verdict: str
+    reason: str
+    pointer: EvidencePointer | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> LocalVerdict | None:
+        if not data:
+            return None
+        return cls(data["verdict"], data["reason"], EvidencePointer.from_dict(data.get("pointer")))
+
+
+@dataclass(frozen=True)
 class Claim:
     claim: str
     supported: bool
     evidence: str
     possible_truncation_artefact: bool = False
     evidence_in_omitted_text: bool = False
+    evidence_pointer: EvidencePointer | None = None
+    evidence_not_found: bool = False  # the judge says supported, but its evidence is in no tool result
+    local: LocalVerdict | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Claim:
+        return cls(
+            **{
+                **data,
+                "evidence_pointer": EvidencePointer.from_dict(data.get("evidence_pointer")),
+                "local": LocalVerdict.from_dict(data.get("local")),
+            }
+        )
+
+    @property
+    def disagrees(self) -> bool:
+        """The local anchor check decided, and decided otherwise than the judge."""
+        return (
+            self.local is not None
+            and self.local.verdict != "undecidable"
+            and ((self.local.verdict == "supported") != self.supported)
+        )
 
 
 @dataclass(frozen=True)
 class GroundingOutcome:
     computed: bool
-    reason: str  # computed | no_trace | error
+    reason: str  # computed | no_trace | error | no_claims | undecidable
     enforce: bool
     max_trace_chars: int
     evidence_windows: bool
+    executor: str = "gateway"  # `local`: G from the anchor check, no model call
     score: float | None = None
     judge_reported_score: float | None = None
     summary: str | None = None
@@ -100,17 +155,24 @@ class GroundingOutcome:
             return "executor_config.trace_max_chars (the runtime cut the trace), then grounding.max_trace_chars"
         return "grounding.max_trace_chars"
 
+    @property
+    def anchor_disagreements(self) -> int:
+        return sum(claim.disagrees for claim in self.claims)
+
     def as_report(self) -> dict[str, Any]:
         return {
             "computed": self.computed,
             "reason": self.reason,
             "error": self.error,
+            "executor": self.executor,
             "enforce": self.enforce,
             "score": self.score,
             "judge_reported_score": self.judge_reported_score,
             "score_mismatch": self.score_mismatch,
             "summary": self.summary,
-            "claims": [claim.__dict__ for claim in self.claims],
+            "claims": [asdict(claim) for claim in self.claims],
+            "anchor_disagreements": self.anchor_disagreements,
+            "evidence_not_found": sum(claim.evidence_not_found for claim in self.claims),
             "truncated_events": self.truncated_events,
             "cut_by_runtime": self.cut_by_runtime,
             "setting_to_raise": self.setting_to_raise,

@@ -128,5 +128,5 @@ def _verifier(data: Mapping[str, Any] | None) -> VerifierOutcome | None:
 def _grounding(data: Mapping[str, Any] | None) -> GroundingOutcome | None:
     if data is None:
         return None
-    claims = tuple(Claim(**claim) for claim in data["claims"])
+    claims = tuple(Claim.from_dict(claim) for claim in data["claims"])
     return GroundingOutcome(**{**data, "call": _call(data["call"]), "claims": claims})

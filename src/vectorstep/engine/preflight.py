@@ -132,7 +132,7 @@ def _executor_problems(
                 )
             )
     for role, block in (("verifier", work.verifier), ("grounding", work.grounding)):
-        if block is not None and block.executor not in executors:
+        if block is not None and block.executor != "local" and block.executor not in executors:
             found.append(problem((role, "executor"), f"executor {block.executor!r} cannot run in this version"))
     return found
 

@@ -171,7 +171,10 @@ async def _grounding(work: TrustedWorkSpec, primary: ExecutionResult, side: Side
             enforce=spec.enforce,
             max_trace_chars=spec.max_trace_chars,
             evidence_windows=spec.evidence_windows,
+            executor=spec.executor,
         )
+    if spec.executor == "local" or spec.executor_config is None:
+        return await judge_grounding(spec, primary, None)  # the anchor check: no model, nothing to price
     outcome = await judge_grounding(spec, primary, _asker(side, spec.executor, spec.executor_config))
     return _priced(outcome, side.pricing)
 

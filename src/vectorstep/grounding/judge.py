@@ -3,6 +3,11 @@
 G = supported claims / all claims, computed by us from the judge's list (the judge's own figure is
 kept as `judge_reported_score`). No tool activity gives G = null ("no evidence trail to check"),
 never 0; a judge that fails, times out or answers unreadably gives G = null with the reason.
+
+Every claim the judge lists is also located (`pointers`: where its evidence is in the whole tool
+result) and checked without a model (`local_check`), so each claim shows the anchor check's verdict
+beside the judge's and their disagreements are counted. With `executor: local` there is no judge:
+the anchor check alone gives G from the answer's own statements.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from typing import Any
 from vectorstep.domain.execution import ExecutionResult
 from vectorstep.domain.signals import Claim, GroundingOutcome
 from vectorstep.domain.trace import has_tool_activity
-from vectorstep.grounding.evidence import answer_terms
+from vectorstep.grounding.anchors import statement_anchors
+from vectorstep.grounding.evidence import StepEvidence
+from vectorstep.grounding.local_check import SUPPORTED, UNDECIDABLE, answer_claims, check_claim, check_statement
+from vectorstep.grounding.pointers import locate
 from vectorstep.grounding.second_opinion import Ask, ask_softly
 from vectorstep.grounding.transcript import Transcript, build_transcript
 from vectorstep.prompts import prompt_template
@@ -32,17 +40,21 @@ def answer_for_review(result: ExecutionResult) -> dict[str, Any]:
     return {key: value for key, value in answer.items() if value not in (None, "", [], {})}
 
 
-async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: Ask) -> GroundingOutcome:
+async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: Ask | None) -> GroundingOutcome:
     outcome = GroundingOutcome(
         computed=False,
         reason="no_trace",
         enforce=spec.enforce,
         max_trace_chars=spec.max_trace_chars,
         evidence_windows=spec.evidence_windows,
+        executor=spec.executor,
     )
     if not has_tool_activity(primary.trace):
         return outcome
+    evidence = StepEvidence.of_trace(primary.prompt, primary.trace, primary.full_tool_results)
     answer = answer_for_review(primary)
+    if spec.executor == "local" or ask is None:
+        return local_grounding(outcome, answer, evidence)
     transcript = build_transcript(
         primary.trace,
         primary.full_tool_results,
@@ -72,7 +84,7 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
     if opinion.result is None:
         return dataclasses.replace(outcome, error=opinion.error)
     output = opinion.result.output
-    claims = [_flag(claim, transcript) for claim in _claims(output.reasoning)]
+    claims = [_examined(claim, transcript, evidence) for claim in _claims(output.reasoning)]
     return dataclasses.replace(
         outcome,
         computed=True,
@@ -84,15 +96,52 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
     )
 
 
+def local_grounding(outcome: GroundingOutcome, answer: Mapping[str, Any], evidence: StepEvidence) -> GroundingOutcome:
+    """G from the anchor check alone: the answer's `reasoning.supports` and extra fields, no model call."""
+    claims = []
+    for statement, anchors in answer_claims(answer):
+        verdict = check_statement(statement, evidence, anchors)
+        claims.append(Claim(statement, verdict.verdict == SUPPORTED, verdict.reason, local=verdict))
+    decided = [claim for claim in claims if claim.local is not None and claim.local.verdict != UNDECIDABLE]
+    if not decided:
+        reason = "undecidable" if claims else "no_claims"
+        return dataclasses.replace(outcome, reason=reason, claims=tuple(claims))
+    supported = sum(claim.supported for claim in decided)
+    return dataclasses.replace(
+        outcome,
+        computed=True,
+        reason="computed",
+        score=supported / len(decided),
+        summary=f"{supported} of {len(decided)} checkable statements are backed by the tool results"
+        + (
+            f"; {len(claims) - len(decided)} could not be checked without a model" if len(decided) < len(claims) else ""
+        ),
+        claims=tuple(claims),
+    )
+
+
 def _claims(reasoning: Mapping[str, Any] | None) -> list[Claim]:
     listed = (reasoning or {}).get("claims")
     if not isinstance(listed, list):
         return []
     claims: list[Claim] = []
     for item in listed:
+        # Only a real boolean counts: a string "false" from a sloppy judge is not a verdict.
         if isinstance(item, Mapping) and isinstance(item.get("supported"), bool) and item.get("claim"):
             claims.append(Claim(str(item["claim"]), item["supported"], str(item.get("evidence") or "")))
     return claims
+
+
+def _examined(claim: Claim, transcript: Transcript, evidence: StepEvidence) -> Claim:
+    """The judge's claim with where its evidence is, the anchor check's verdict, and truncation flags."""
+    located = locate(claim.claim, claim.evidence, evidence, transcript.result_entries) if claim.supported else None
+    examined = dataclasses.replace(
+        claim,
+        evidence_pointer=located.pointer if located else None,
+        evidence_not_found=bool(located and located.not_found),
+        local=check_claim(claim.claim, evidence),
+    )
+    return _flag(examined, transcript)
 
 
 def _flag(claim: Claim, transcript: Transcript) -> Claim:
@@ -104,8 +153,8 @@ def _flag(claim: Claim, transcript: Transcript) -> Claim:
     """
     if claim.supported or not transcript.truncated_events:
         return claim
-    terms = answer_terms({"claim": claim.claim})
-    hidden = any(transcript.hides(term) for term in terms)
-    if terms and not hidden:
+    anchors = [anchor for anchor in statement_anchors(claim.claim) if anchor.hard]
+    hidden = any(transcript.hides(anchor) for anchor in anchors)
+    if anchors and not hidden:
         return claim
-    return Claim(claim.claim, claim.supported, claim.evidence, True, hidden)
+    return dataclasses.replace(claim, possible_truncation_artefact=True, evidence_in_omitted_text=hidden)

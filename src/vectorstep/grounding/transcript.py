@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
-from vectorstep.grounding.evidence import head_only, mentions, select_windows
+from vectorstep.grounding.anchors import Anchor
+from vectorstep.grounding.finding import ResultIndex
+from vectorstep.grounding.windows import answer_anchors, head_only, select_windows
 
 ARGUMENTS_MAX_CHARS = 300
 
@@ -25,10 +27,13 @@ class Transcript:
     truncated_events: int  # entries shortened, by us or (for tool results) by the runtime before us
     cut_by_runtime: int  # tool results the runtime capped and whose whole was not available here
     shortened: tuple[tuple[str, str], ...] = ()  # (whole result, what was shown) of each shortened result
+    result_entries: Mapping[int, str | None] = field(default_factory=dict)  # entry number → its call's id
 
-    def hides(self, term: str) -> bool:
-        """True when `term` is in a tool result but not in what the reader was shown of it."""
-        return any(mentions(whole, term) and not mentions(shown, term) for whole, shown in self.shortened)
+    def hides(self, anchor: Anchor) -> bool:
+        """True when `anchor` is in a tool result but not in what the reader was shown of it."""
+        return any(
+            ResultIndex(whole).find(anchor) and not ResultIndex(shown).find(anchor) for whole, shown in self.shortened
+        )
 
     @property
     def text(self) -> str:
@@ -44,11 +49,13 @@ def build_transcript(
     evidence_windows: bool = True,
 ) -> Transcript:
     denied = {event.call_id for event in trace if event.type == "tool_denied"}
+    anchors = answer_anchors(answer) if evidence_windows else []
     last_model_call = max((event.seq for event in trace if event.type == "llm_call"), default=0)
     entries: list[str] = []
     call_entry: dict[str | None, int] = {}  # results arrive in the order they finish: name the call
     truncated = cut_by_runtime = 0
     shortened: list[tuple[str, str]] = []
+    result_entries: dict[int, str | None] = {}
     for event in trace:
         if event.type == "tool_call":
             call_entry[event.call_id] = len(entries) + 1
@@ -58,7 +65,7 @@ def build_transcript(
         elif event.type == "tool_result" and event.call_id not in denied:
             whole = full_results.get(event.call_id or "")
             source = whole if whole is not None else event.content or ""
-            shown = select_windows(source, answer, max_chars) if evidence_windows else head_only(source, max_chars)
+            shown = select_windows(source, anchors, max_chars) if evidence_windows else head_only(source, max_chars)
             runtime_cut = whole is None and event.was_capped
             cut = runtime_cut or shown != source
             truncated += cut
@@ -67,12 +74,13 @@ def build_transcript(
                 shortened.append((source, shown))
             status = "error" if event.is_error else "ok"
             of = f" of [{call_entry[event.call_id]}]" if event.call_id in call_entry else ""
+            result_entries[len(entries) + 1] = event.call_id
             entries.append(f"[{len(entries) + 1}] result{of} {event.name} ({status}): {shown}")
         elif event.type == "text" and event.seq < last_model_call and event.content:
             shown = head_only(event.content, max_chars)
             truncated += shown != event.content
             entries.append(f"[{len(entries) + 1}] agent: {shown}")
-    return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened))
+    return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened), result_entries)
 
 
 def _arguments(args: Mapping[str, Any] | None) -> str:

@@ -51,8 +51,9 @@ class VerifierSpec(ExecutorBound):
 
 class GroundingSpec(ExecutorBound):
     agent: str = Field(default="grounding-judge", min_length=1)
-    executor: AgentExecutorName = "gateway"
-    executor_config: ExecutorConfig
+    # `local`: no judge; G comes from the model-free anchor check of the answer's own statements.
+    executor: Literal["gateway", "openclaw", "local"] = "gateway"
+    executor_config: ExecutorConfig | None = None
     timeout_seconds: float = Field(default=120.0, gt=0)
     max_trace_chars: int = Field(default=1500, ge=100)
     enforce: bool = False
@@ -64,6 +65,10 @@ class GroundingSpec(ExecutorBound):
         # `grounding.agent` is the judge; the executor's own config takes it unless set there.
         if not isinstance(data, dict):
             return data
+        if data.get("executor") == "local":
+            if data.get("executor_config"):
+                raise ValueError("`executor: local` calls no agent, so `executor_config` has nothing to configure")
+            return {**data, "executor_config": None}
         config = data.get("executor_config") or {}
         if isinstance(config, dict) and "agent" not in config:
             config = {**config, "agent": data.get("agent", "grounding-judge")}

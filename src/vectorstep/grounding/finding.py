@@ -1,0 +1,251 @@
+"""Where a tool result states an anchor: every match, read the way the tool wrote it.
+
+A result's figures are read once with every reading they allow (a bare `0.0421` may be a
+fraction of 4.21%; `1500` after `duration_ms` is 1.5 s; `536870912` is 512Mi), its moments once
+on one clock, and its hex tokens once; names, pairs and quotes are looked up with boundaries, so
+`/v1/cart` is not found inside `/v1/cart/items` while `checkout-api` is found in its pods' names
+(`checkout-api-7f9c6d-x2kqp`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from vectorstep.grounding.anchors import NUMBER_PATTERN, UNIT_PATTERN, Anchor, Reading, _readings, stem
+from vectorstep.grounding.timestamps import Moment, find_moments, same_moment
+
+Span = tuple[int, int]
+_TEXT_NUMBER = re.compile(  # not the parts of a clock (09:41:06) or a date (2024-08-14)
+    rf"(?<![\w.])(?<!\d:)(?P<number>{NUMBER_PATTERN})(?P<exponent>[eE][-+]?\d+)?(?:\s?(?P<unit>{UNIT_PATTERN}))?(?![\w]|:\d)"
+)
+# Go and Kubernetes durations: 9m42s, 1h2m, 5m0s, 2m30.5s
+_GO_DURATION = re.compile(r"(?<![\w.])(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w])")
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# The key a bare figure is the value of may name its unit: durationMs, timeoutSeconds, size_bytes.
+_KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_]{2,40})[\"']?\s*[:=]\s*[\"']?$")
+_KEY_UNITS = (
+    (re.compile(r"(?:ms|millis|milliseconds|msec)$", re.I), "seconds", 1e-3),
+    (re.compile(r"(?:seconds|secs?)$", re.I), "seconds", 1.0),
+    (re.compile(r"bytes$", re.I), "bytes", 1.0),
+)
+# A pod or replica set takes its deployment's name plus generated suffixes.
+_GENERATED_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})?-[a-z0-9]{5}\b|-\d+\b")
+_RELATIVE_EPSILON = 1e-9
+MAX_KEYED = 50
+MAX_HEADER_DISTANCE = 400
+
+
+@dataclass(frozen=True)
+class _Figure:
+    start: int
+    end: int
+    readings: tuple[tuple[str, float], ...]
+    bare: bool  # written without a unit
+
+
+class ResultIndex:
+    """One tool result, indexed for finding anchors in it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lower = text.lower()
+        self._figures: list[_Figure] | None = None
+        self._moments: list[Moment] | None = None
+        self._hex: list[tuple[int, int, str]] | None = None
+        self._words: dict[str, list[int]] | None = None
+        self._found: dict[str, list[Span]] = {}
+
+    def find(self, anchor: Anchor) -> list[Span]:
+        found = self._found.get(anchor.key)
+        if found is None:
+            found = self._found[anchor.key] = self._lookup(anchor)
+        return found
+
+    def _lookup(self, anchor: Anchor) -> list[Span]:
+        lookups = {
+            "number": self._numbers,
+            "time": self._times,
+            "hash": self._hashes,
+            "keyed": self._keyed,
+            "pair": self._pair,
+            "quote": self._quote,
+            "word": self._word,
+        }
+        return lookups.get(anchor.kind, self._names)(anchor)
+
+    def _times(self, anchor: Anchor) -> list[Span]:
+        if self._moments is None:
+            self._moments = find_moments(self.text)
+        claimed = anchor.moment
+        return [(found.start, found.end) for found in self._moments if claimed and same_moment(claimed, found)]
+
+    def _pair(self, anchor: Anchor) -> list[Span]:
+        key, value = anchor.text.split("=", 1)
+        pattern = rf"(?<![\w]){re.escape(key)}[\"']?\s*[:=]\s*[\"']?{re.escape(value)}(?![\w]|\.\d)"
+        return [match.span() for match in re.finditer(pattern, self.text, re.IGNORECASE)]
+
+    def _quote(self, anchor: Anchor) -> list[Span]:
+        pattern = r"\s+".join(re.escape(word) for word in anchor.text.split())
+        return [match.span() for match in re.finditer(pattern, self.text, re.IGNORECASE)][:MAX_KEYED]
+
+    def _word(self, anchor: Anchor) -> list[Span]:
+        return [(start, start + len(anchor.text)) for start in self._word_positions(anchor.text)]
+
+    def _numbers(self, anchor: Anchor) -> list[Span]:
+        if self._figures is None:
+            self._figures = list(self._read_figures())
+        # "30s" must not match every bare 30 in a series; 4.87s and 512Mi are specific enough.
+        found = []
+        for figure in self._figures:
+            if figure.bare and not anchor.bare:
+                continue
+            if any(_agrees(reading, figure.readings) for reading in anchor.readings):
+                found.append((figure.start, figure.end))
+        return found
+
+    def _read_figures(self) -> list[_Figure]:
+        figures = [
+            _Figure(match.start(), match.end(), (("seconds", _go_seconds(match)),), False)
+            for match in _GO_DURATION.finditer(self.text)
+            if sum(match.group(name) is not None for name in ("h", "m", "s")) >= 2
+        ]
+        for match in _TEXT_NUMBER.finditer(self.text):
+            start = match.start()
+            if start >= 2 and self.text[start - 1] == "-" and self.text[start - 2].isalnum():
+                continue  # part of an id: dep-4940
+            written = match.group("number").replace(",", "")
+            value = float(written + (match.group("exponent") or ""))
+            unit = match.group("unit")
+            if unit:
+                readings = tuple((reading.family, reading.value) for reading in _readings(value, 0, unit))
+                figures.append(_Figure(start, match.end(), (*readings, ("plain", value)), False))
+                continue
+            hinted = self._key_unit(start, value)
+            if hinted is not None:  # as good as a written unit
+                figures.append(_Figure(start, match.end(), (hinted, ("plain", value)), False))
+                continue
+            readings = (("plain", value), ("percent", value), ("percent", value * 100), ("seconds", value))
+            figures.append(_Figure(start, match.end(), (*readings, ("bytes", value), ("written", value)), True))
+        return figures
+
+    def _key_unit(self, start: int, value: float) -> tuple[str, float] | None:
+        key = _KEY_BEFORE.search(self.text, max(0, start - 44), start)
+        if key is None:
+            return None
+        for pattern, family, scale in _KEY_UNITS:
+            if pattern.search(key.group("key")):
+                return family, value * scale
+        return None
+
+    def _keyed(self, anchor: Anchor) -> list[Span]:
+        """The number as the value of a field named like its keyword: after it on its line, or in its column."""
+        keyword, number = anchor.text.rsplit(" ", 1)
+        name = r"[\s_-]?".join(re.escape(stem(word)) for word in keyword.split())
+        before = re.compile(rf"(?<![a-z]){name}[a-z]*[\"']?(?:\s*[:=#]\s*|\s+)[\"']?$", re.I)
+        found = []
+        for match in re.finditer(rf"(?<![\w.]){number}(?![\w]|\.\d)", self.text):
+            start = match.start()
+            line_start = self.text.rfind("\n", 0, start) + 1
+            if before.search(self.text, max(line_start, start - 40), start) or self._in_column(name, start, line_start):
+                found.append(match.span())
+        return found[:MAX_KEYED]
+
+    def _in_column(self, name: str, start: int, line_start: int) -> bool:
+        """Whether the table cell at `start` sits under a header column named like `name`."""
+        header_pattern = re.compile(rf"(?<![a-z]){name}", re.I)
+        row = self.text[line_start : self.text.find("\n", start) if "\n" in self.text[start:] else len(self.text)]
+        column = _column_of(row, start - line_start)
+        position = line_start - 1
+        for _ in range(MAX_HEADER_DISTANCE):
+            if position <= 0:
+                return False
+            previous = self.text.rfind("\n", 0, position) + 1
+            line = self.text[previous:position]
+            if header_pattern.search(line) and len(_columns(line)) >= 2:
+                for index, (low, high) in enumerate(_columns(line)):
+                    if header_pattern.search(line, low, high):
+                        return index == column
+                return False
+            position = previous - 1
+        return False
+
+    def _hashes(self, anchor: Anchor) -> list[Span]:
+        written = anchor.text.lower()
+        if self._hex is None:
+            self._hex = [(match.start(), match.end(), match.group(0)) for match in _HEX.finditer(self.lower)]
+        return [
+            (start, end)
+            for start, end, token in self._hex
+            if token.startswith(written) or (len(token) >= 7 and written.startswith(token))
+        ]
+
+    def _names(self, anchor: Anchor) -> list[Span]:
+        written = anchor.text.lower()
+        found: list[Span] = []
+        start = self.lower.find(written)
+        while start != -1 and len(found) < 200:
+            end = start + len(written)
+            if self._bounded(start, end):
+                found.append((start, end))
+            start = self.lower.find(written, start + 1)
+        return found
+
+    def _bounded(self, start: int, end: int) -> bool:
+        text = self.lower
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return False
+        if end >= len(text) or not (text[end].isalnum() or text[end] == "_"):
+            if end + 1 < len(text) and text[end] in "-/" and text[end + 1].isalnum():
+                return bool(_GENERATED_SUFFIX.match(text, end))
+            return True
+        return False
+
+    def _word_positions(self, word: str) -> list[int]:
+        if self._words is None:
+            self._words = {}
+            for match in _WORDS.finditer(self.text):  # restartCount: restart, count
+                self._words.setdefault(stem(match.group(0)), []).append(match.start())
+        return self._words.get(word, [])[:200]
+
+
+def _columns(line: str) -> list[Span]:
+    """The columns of a table line: split by `|`, tabs or runs of two or more spaces."""
+    if "|" in line:
+        cuts = [index for index, character in enumerate(line) if character == "|"]
+        bounds = [-1, *cuts, len(line)]
+        return [(low + 1, high) for low, high in itertools.pairwise(bounds)]
+    return [match.span() for match in re.finditer(r"\S+(?: \S+)*", line)]
+
+
+def _column_of(row: str, offset: int) -> int:
+    if "|" in row:
+        return row.count("|", 0, offset)
+    for index, (low, high) in enumerate(_columns(row)):
+        if low <= offset < high:
+            return index
+    return -1
+
+
+def _go_seconds(match: re.Match[str]) -> float:
+    hours, minutes, seconds = (float(match.group(name) or 0) for name in ("h", "m", "s"))
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def _agrees(claimed: Reading, readings: tuple[tuple[str, float], ...]) -> bool:
+    for family, value in readings:
+        if family != claimed.family:
+            continue
+        slack = claimed.tolerance + abs(claimed.value) * _RELATIVE_EPSILON
+        if claimed.approximate:
+            if abs(value - claimed.value) <= slack:
+                return True
+        elif claimed.tolerance:
+            # Rounded (4.87 for 4.866) or cut (4.87 for 4.879): both stay within one step of the last digit.
+            if -claimed.tolerance / 2 - slack * 1e-6 <= value - claimed.value < slack:
+                return True
+        elif abs(value - claimed.value) <= slack:
+            return True
+    return False

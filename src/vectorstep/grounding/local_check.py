@@ -1,0 +1,219 @@
+"""Checking claims without a model: are a claim's anchors in one record of one tool result?
+
+For each claim with hard anchors (figures with units, ids, ticket keys, SHAs, pod and node names,
+times), the check looks for them together in one record of one non-error tool result; anchors the
+task already states are given. A figure found nowhere, or found only in another record, makes the
+claim unsupported. A claim with no hard anchor ("only the eu-west pool is affected") and a causal
+claim whose anchors are all there ("the deploy caused the spike") are `undecidable`: a record can
+show a value, not a cause, and the check says so rather than guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vectorstep.domain.signals import EvidencePointer, LocalVerdict
+from vectorstep.grounding.anchors import STOPWORDS, Anchor, Reading, statement_anchors, stem
+from vectorstep.grounding.evidence import StepEvidence, ToolResult
+from vectorstep.grounding.keys import key_words, keyed_figures
+from vectorstep.grounding.shapes import Node
+from vectorstep.grounding.together import find_together
+
+SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
+POINTER_RECORD_MAX_CHARS = 2000
+_CAUSAL = re.compile(
+    r"\b(?:because|caus(?:e|es|ed|ing)|due to|led to|leads? to|lead to|result(?:s|ed)? in|as a result|"
+    r"triggered|responsible for|root cause|driven by|explains?|explained|therefore|thereby|which is why|"
+    r"so that|made it|makes it)\b",
+    re.I,
+)
+_CONJUNCTIONS = re.compile(r";\s+|,?\s+(?:and|while|but|whereas|versus|vs\.?)\s+")
+_CLAUSES = re.compile(r";\s+|\.\s+(?=[A-Z])|,\s+|,?\s+(?:and|while|but|whereas|versus|vs\.?)\s+")
+_WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
+_STANDARD_FIELDS = frozenset(
+    {
+        "confidence",
+        "summary",
+        "next_step_context",
+        "proceed",
+        "proceed_reason",
+        "reasoning",
+        "artifacts",
+        "raw_response",
+    }
+)
+
+
+def check_claim(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] | None = None) -> LocalVerdict:
+    """The anchor check of one claim (`anchors` when they were not written in the claim's text).
+
+    A claim may join facts ("X is 300 and Y holds 291"): each conjunct is checked on its own, and
+    the claim is backed when every conjunct that can be looked up is.
+    """
+    if anchors is not None:
+        return _check_clause(claim, evidence, anchors)
+    return _combined([_check_clause(part, evidence, None) for part in clauses(claim, _CONJUNCTIONS)])
+
+
+def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] | None) -> LocalVerdict:
+    found = list(anchors) if anchors is not None else statement_anchors(claim)
+    hard = [anchor for anchor in found if anchor.hard]
+    if not hard:  # "restarted 9 times": with nothing more specific, the count is what to look for
+        hard = [anchor for anchor in found if anchor.kind == "number"]
+    causal = bool(_CAUSAL.search(claim))
+    if not hard:
+        return LocalVerdict(UNDECIDABLE, "a causal link" if causal else "no figure, time or id to look for")
+    task = evidence.task_index
+    needed = [anchor for anchor in hard if not task.find(anchor)]
+    if not needed:
+        # Everything it names was given, unless it adds a count or a name the task does not have.
+        needed = [anchor for anchor in found if anchor.kind in ("number", "name") and not task.find(anchor)]
+        if not needed:
+            return LocalVerdict(SUPPORTED, "restates the task")
+    missing = [anchor for anchor in needed if not any(result.index.find(anchor) for result in evidence.usable)]
+    if missing:
+        return LocalVerdict(UNSUPPORTED, f"{_named(missing)} {'is' if len(missing) == 1 else 'are'} in no tool result")
+    if causal:
+        return LocalVerdict(
+            UNDECIDABLE, "its figures and ids are in the tool results, but a record cannot show a cause"
+        )
+    # What the task names (the alert's pod, its service) must be in the record too, when the
+    # result speaks of it: a figure of another pod does not back a claim about this one.
+    given = [anchor for anchor in found if anchor.kind != "word" and task.find(anchor)]
+    soft = [anchor for anchor in found if not anchor.hard and not task.find(anchor)] + given
+    return _placed(claim, evidence.usable, needed, soft)
+
+
+def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: list[Anchor]) -> LocalVerdict:
+    """Every anchor is somewhere: are they together, in a record about what the claim is about?"""
+    words = claim_words(claim)
+    misread = None
+    for result in usable:
+        group = _together(result, needed, soft)
+        if group is None:
+            continue
+        misread = _other_field(result, needed, words, group)
+        if misread is None:
+            return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
+    if misread is not None:
+        return LocalVerdict(UNSUPPORTED, misread)
+    for result in usable:
+        if _together(result, needed, ()) is not None:
+            names = _named([anchor for anchor in soft if result.index.find(anchor)][:3])
+            why = f"{_named(needed)} are in {_tool(result)}, but in a record about something else than {names}"
+            return LocalVerdict(UNSUPPORTED, why)
+    return LocalVerdict(UNSUPPORTED, f"{_named(needed)} are in the tool results, but not together in one record")
+
+
+def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Node | None:
+    """Anchors together in `result`; two figures of one kind ("from 1,204,331 to 88,120") may be two records.
+
+    Then each figure is looked up with the claim's ids and names, not with the other figure.
+    """
+    figures = [anchor for anchor in hard if anchor.kind in ("number", "time")]
+    kinds = {anchor.kind for anchor in figures}
+    if len(figures) < 2 or len(kinds) > 1:
+        return find_together(result, hard, soft)
+    subjects = [anchor for anchor in hard if anchor not in figures]
+    groups = [find_together(result, [*subjects, figure], soft) for figure in figures]
+    if any(group is None for group in groups):
+        return None
+    return groups[0]
+
+
+def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset[str], group: Node) -> str | None:
+    """Why a figure found in `group` is the value of another field than the claim names, if it is."""
+    record = group.nearest_record()
+    for anchor in anchors:
+        if anchor.kind != "number":
+            continue
+        spans = [span for span in result.index.find(anchor) if record.start <= span[0] < record.end]
+        if not spans:
+            continue
+        own = max((key_words(result, start) for start, _ in spans), key=lambda name: len(words & name))
+        named = len(words & own)
+        everywhere = result.index.find(anchor)
+        rivals = [
+            (len(words & rival), rival, figure)
+            for rival, figure, start in keyed_figures(result)
+            if not any(low <= start < high for low, high in everywhere)
+        ]
+        best = max(rivals, key=lambda rival: rival[0], default=None)
+        if best is not None and best[0] >= 2 and best[0] > named:
+            return (
+                f"`{anchor.text}` is the value of {_field(own)}, but the claim speaks of {_field(best[1])} ({best[2]})"
+            )
+    return None
+
+
+def claim_words(claim: str) -> frozenset[str]:
+    return frozenset(stem(word) for word in _WORDS.findall(claim) if word.lower() not in STOPWORDS)
+
+
+def _field(words: frozenset[str]) -> str:
+    return f"`{' '.join(sorted(words))}`" if words else "an unnamed value"
+
+
+def _combined(verdicts: list[LocalVerdict]) -> LocalVerdict:
+    refuted = [verdict for verdict in verdicts if verdict.verdict == UNSUPPORTED]
+    if refuted:
+        return LocalVerdict(UNSUPPORTED, "; ".join(verdict.reason for verdict in refuted))
+    backed = [verdict for verdict in verdicts if verdict.verdict == SUPPORTED]
+    if not backed:
+        return verdicts[0] if len(verdicts) == 1 else LocalVerdict(UNDECIDABLE, verdicts[0].reason)
+    return LocalVerdict(SUPPORTED, "; ".join(verdict.reason for verdict in backed), backed[0].pointer)
+
+
+def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | None]]:
+    """What an answer states as evidence: `reasoning.supports` and its extra fields (`deploy_id: …`)."""
+    claims: list[tuple[str, list[Anchor] | None]] = []
+    reasoning = answer.get("reasoning")
+    supports = reasoning.get("supports") if isinstance(reasoning, Mapping) else None
+    if isinstance(supports, str):
+        supports = [supports]
+    for statement in supports if isinstance(supports, list) else []:
+        if isinstance(statement, str) and statement.strip():
+            claims.append((statement.strip(), None))
+    for key, value in answer.items():
+        if key in _STANDARD_FIELDS or isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, str) and value.strip():
+            claims.append((f"{key}: {value.strip()}", statement_anchors(value)))
+        elif isinstance(value, int | float):
+            reading = Reading("plain", float(value), 0.5 if isinstance(value, int) else 0.0)
+            claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), len(str(value)), True)]))
+    return claims
+
+
+def check_statement(statement: str, evidence: StepEvidence, anchors: Sequence[Anchor] | None = None) -> LocalVerdict:
+    """A statement of the answer may join several claims ("A rose to 4.87s, B to 3.98s"): each is checked."""
+    if anchors is not None:
+        return check_claim(statement, evidence, anchors)
+    return _combined([check_claim(part, evidence) for part in clauses(statement, _CLAUSES)])
+
+
+def clauses(statement: str, separators: re.Pattern[str]) -> list[str]:
+    """The statement's clauses; a clause without a hard anchor stays with the one before it."""
+    parts: list[str] = []
+    for piece in separators.split(statement):
+        if parts and not any(anchor.hard for anchor in statement_anchors(piece)):
+            parts[-1] = f"{parts[-1]}, {piece}"
+        elif piece.strip():
+            parts.append(piece)
+    return parts or [statement]
+
+
+def _pointer(result: ToolResult, group: Node) -> EvidencePointer:
+    record = group.nearest_record()
+    shown = record if record.end - record.start <= POINTER_RECORD_MAX_CHARS else group
+    return result.node_pointer(shown, "anchors")
+
+
+def _named(anchors: Sequence[Anchor]) -> str:
+    return ", ".join(f"`{anchor.text}`" for anchor in anchors) or "its anchors"
+
+
+def _tool(result: ToolResult) -> str:
+    return f"the result of {result.tool or 'a tool'}"

@@ -1,0 +1,233 @@
+"""Choosing what a judge sees of a long tool result: whole records where the answer's anchors are.
+
+Head truncation hides evidence past the cut (the decisive log line, the events at the end of
+`kubectl describe`, the spike at the end of one series among many), and fixed-width pieces of a
+long line cut a record's identifying fields away from its values. Instead, the result is read by
+its shape (`shapes`) and the answer's anchors are found in it (`anchors`, `finding`); the budget
+goes to a small head, then to whole records that hold anchors — a log line, a table row under its
+header, a JSON object within its array, a series' labels with its matching points. A record too
+large to show whole is reduced field-wise: its identifying fields (id, name, labels, timestamps)
+and the fields that hold anchors, each under the path that leads to it. Records are taken
+greedily by the weight of the anchors they add per character (an anchor weighs more the rarer it
+is in the result), so every fact gets a record before any fact gets a second one. Every omission
+is marked in place with how much was left out.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vectorstep.grounding.anchors import Anchor, answer_statements, statement_anchors
+from vectorstep.grounding.finding import ResultIndex
+from vectorstep.grounding.shapes import Node, Shape, Span
+
+MARKER = "… [{omitted:,} characters omitted] …"
+INLINE_MARKER = "…[{omitted:,} chars omitted]…"
+HEAD_SHARE = 0.1
+FRAGMENT_CONTEXT = 90  # around an anchor inside a line too long to show whole
+LEAF_MAX = 320
+MAX_MATCHES_PER_ANCHOR = 40
+MAX_CANDIDATES = 300
+MARKER_ESTIMATE = 22
+REPEAT = 0.15  # what an anchor is worth in a second record
+WEIGHTS = {"hard": 4.0, "name": 2.0, "word": 1.0}
+
+
+def answer_anchors(answer: Mapping[str, Any] | Sequence[str]) -> list[Anchor]:
+    """The anchors of everything an answer states (or of a list of statements), each once."""
+    statements = answer_statements(answer) if isinstance(answer, Mapping) else list(answer)
+    anchors: dict[str, Anchor] = {}
+    for statement in statements:
+        for anchor in statement_anchors(statement):
+            anchors.setdefault(anchor.key, anchor)
+    return list(anchors.values())
+
+
+@dataclass
+class _Unit:
+    spans: list[Span]
+    anchors: set[str] = field(default_factory=set)
+
+
+def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
+    """`text` within `budget` characters: a small head, then the records that hold the anchors."""
+    if len(text) <= budget:
+        return text
+    shape = Shape(text)
+    chosen = _head(shape, budget)
+    length = _rendered_length(text, chosen)
+    units, weights = _units(shape, ResultIndex(text), anchors, budget)
+    covered: set[str] = set()
+    while units:
+        best: tuple[float, int] | None = None
+        for position, unit in enumerate(units):
+            gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
+            cost = _added(chosen, unit.spans)
+            if gain > 0 and length + cost <= budget and (best is None or gain / (cost + 40) > best[0]):
+                best = (gain / (cost + 40), position)
+        if best is None:
+            break
+        unit = units.pop(best[1])
+        attempt = _merge([*chosen, *unit.spans])
+        attempt_length = _rendered_length(text, attempt)
+        if attempt_length <= budget:  # the estimate was close; the rendering decides
+            chosen, length = attempt, attempt_length
+            covered |= unit.anchors
+    if not covered:
+        return head_only(text, budget)
+    return render(text, chosen)
+
+
+def _added(chosen: list[Span], spans: list[Span]) -> int:
+    """About how many characters showing `spans` adds to `chosen`: what is new, and a marker each."""
+    added = 0
+    starts = [low for low, _ in chosen]
+    for start, end in spans:
+        index = max(bisect.bisect_right(starts, start) - 1, 0)
+        new = end - start
+        touching = False
+        for low, high in chosen[index : index + 2]:
+            overlap = min(end, high) - max(start, low)
+            if overlap > 0:
+                new -= overlap
+            touching = touching or (low <= end + MARKER_ESTIMATE and start <= high + MARKER_ESTIMATE)
+        added += max(new, 0) + (0 if touching else MARKER_ESTIMATE)
+    return added
+
+
+def _head(shape: Shape, budget: int) -> list[Span]:
+    """The first leaves, within a small share of the budget: they show what the output is."""
+    limit = max(40, int(budget * HEAD_SHARE))
+    end = 0
+    for leaf in shape.leaves:
+        if leaf.end > limit:
+            break
+        end = leaf.end
+    return [(0, end or min(limit, len(shape.text)))]
+
+
+def _units(
+    shape: Shape, index: ResultIndex, anchors: Sequence[Anchor], budget: int
+) -> tuple[list[_Unit], dict[str, float]]:
+    records = max(1, sum(1 for node in shape.root.walk() if node.record))
+    whole_max = max(200, budget // 4)
+    units: dict[tuple[Span, ...], _Unit] = {}
+    weights: dict[str, float] = {}
+    matches: list[tuple[str, Span]] = []
+    for anchor in anchors:
+        found = index.find(anchor)[:MAX_MATCHES_PER_ANCHOR]
+        if not found:
+            continue
+        holders = {id(shape.leaf_at(start).nearest_record()) for start, _ in found}
+        base = WEIGHTS["hard"] if anchor.hard else WEIGHTS["word" if anchor.kind == "word" else "name"]
+        weights[anchor.key] = base * math.log(1 + records / len(holders))
+        matches.extend((anchor.key, span) for span in found)
+        for span in found:
+            spans = _unit_spans(shape, span, whole_max)
+            units.setdefault(tuple(spans), _Unit(spans))
+    matches.sort(key=lambda match: match[1])
+    starts = [span[0] for _, span in matches]
+    for unit in units.values():
+        for low, high in unit.spans:
+            first = bisect.bisect_left(starts, low)
+            last = bisect.bisect_left(starts, high)
+            unit.anchors.update(key for key, (_, end) in matches[first:last] if end <= high)
+    ranked = sorted(units.values(), key=lambda unit: -sum(weights[key] for key in unit.anchors))
+    return ranked[:MAX_CANDIDATES], weights
+
+
+def _unit_spans(shape: Shape, span: Span, whole_max: int) -> list[Span]:
+    """The record that holds `span` — whole if it is small, else reduced — with the path to it."""
+    leaf = shape.leaf_at(span[0])
+    record = leaf.nearest_record()
+    if record is not shape.root and record.end - record.start <= whole_max:
+        return _merge([(record.start, record.end), *_context(record)])
+    if leaf.end - leaf.start <= LEAF_MAX:
+        shown = [(leaf.start, leaf.end)]
+    else:  # a line or a value too long to show whole: its start, and the words around the anchor
+        start = _snap(shape.text, max(leaf.start, span[0] - FRAGMENT_CONTEXT), backwards=True)
+        end = _snap(shape.text, min(leaf.end, span[1] + FRAGMENT_CONTEXT), backwards=False)
+        shown = [(leaf.start, min(leaf.end, leaf.start + 60)), (start, end)]
+    return _merge([*shown, *_context(leaf)])
+
+
+def _context(node: Node) -> list[Span]:
+    """What a node is known by: each enclosing node's head and identifying fields."""
+    spans: list[Span] = []
+    for ancestor in [node, *node.ancestors()]:
+        spans.extend(ancestor.head)
+        spans.extend((each.start, each.end) for each in ancestor.identity if each.end - each.start <= LEAF_MAX)
+    return spans
+
+
+def _snap(text: str, position: int, *, backwards: bool) -> int:
+    """Move a cut to the nearest separator, so that a number or a word is never split."""
+    step = -1 if backwards else 1
+    for _ in range(24):
+        if position <= 0 or position >= len(text) or not text[position - 1 if backwards else position].isalnum():
+            return position
+        position += step
+    return position
+
+
+def _inside(spans: Iterable[Span], start: int, end: int) -> bool:
+    return any(low <= start and end <= high for low, high in spans)
+
+
+def _merge(spans: Iterable[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + _gap_worth_keeping(merged[-1][1], start):
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        elif end > start:
+            merged.append((start, end))
+    return merged
+
+
+def _gap_worth_keeping(end: int, start: int) -> int:
+    # A gap shorter than the marker that would replace it is cheaper shown than marked.
+    return _INLINE_MARKER_CHARS + len(f"{start - end:,}") if start > end else 0
+
+
+_INLINE_MARKER_CHARS = len(INLINE_MARKER.format(omitted=0)) - 1
+
+
+def _pieces(text: str, spans: list[Span]) -> list[str]:
+    pieces: list[str] = []
+    position = 0
+    for start, end in spans:
+        if start > position:
+            pieces.append(_marker(text, position, start))
+        pieces.append(text[start:end])
+        position = end
+    if position < len(text):
+        pieces.append(_marker(text, position, len(text)))
+    return pieces
+
+
+def _marker(text: str, start: int, end: int) -> str:
+    """Omitted lines are marked on a line of their own; an omission within a line, within it."""
+    if "\n" in text[start:end]:
+        return "\n" + MARKER.format(omitted=end - start) + "\n"
+    return INLINE_MARKER.format(omitted=end - start)
+
+
+def _rendered_length(text: str, spans: list[Span]) -> int:
+    return sum(len(piece) for piece in _pieces(text, spans))
+
+
+def render(text: str, spans: list[Span]) -> str:
+    return "".join(_pieces(text, spans)).strip("\n")
+
+
+def head_only(text: str, budget: int) -> str:
+    """Plain head truncation, with a marker saying how much was cut."""
+    if len(text) <= budget:
+        return text
+    marker = MARKER.format(omitted=len(text))  # the longest the marker can be
+    keep = max(0, budget - len(marker) - 1)
+    return f"{text[:keep]}\n{MARKER.format(omitted=len(text) - keep)}"
