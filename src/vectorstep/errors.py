@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vectorstep.domain.execution import Usage
 
 
 class VectorStepError(Exception):
@@ -76,6 +79,7 @@ class ExecutionDetails:
     agent_version: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    usage: Usage | None = None  # per model, for pricing what was spent before the failure
 
 
 class ExecutorError(VectorStepError):

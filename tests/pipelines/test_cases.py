@@ -2,7 +2,8 @@
 
 A case folder holds `pipeline.yaml`, optional `payload.json`, `agents/`, `steps/` and `vectorstep.yaml`,
 and `expected.yaml`: the exit code, and a subset of the run record (or text the output must contain).
-A string expected value starting with `re:` is a regular expression searched in the actual value.
+A string expected value starting with `re:` is a regular expression searched in the actual value;
+`gt:N` asks for a number greater than N.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def assert_subset(expected: Any, actual: Any, where: str) -> None:
         )
         for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             assert_subset(want, got, f"{where}[{index}]")
+    elif isinstance(expected, str) and expected.startswith("gt:"):
+        assert isinstance(actual, int | float) and actual > float(expected[3:]), f"{where}: {actual!r} !> {expected}"
     elif isinstance(expected, str) and expected.startswith("re:"):
         assert isinstance(actual, str) and re.search(expected[3:], actual, re.DOTALL), (
             f"{where}: {actual!r} !~ {expected}"

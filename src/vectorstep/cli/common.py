@@ -13,6 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 import click
 
 from vectorstep.cli.output import Output
+from vectorstep.domain.events import RUN_LOGGER
 from vectorstep.domain.status import EXIT_INVALID_INPUT
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, StoreError, VectorStepError
 from vectorstep.spec.settings import Settings, find_config, load_settings, redact_url
@@ -93,3 +94,5 @@ def configure_logging(verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Commands that drive runs print their warnings as progress lines; `serve` turns this back on.
+    logging.getLogger(RUN_LOGGER).setLevel(logging.DEBUG if verbose else logging.ERROR)

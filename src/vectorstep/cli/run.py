@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import sys
@@ -25,7 +26,7 @@ from vectorstep.cli.progress import Progress
 from vectorstep.cli.show import print_run
 from vectorstep.clock import SystemClock
 from vectorstep.domain.context import NormalisedContext
-from vectorstep.domain.events import RunObserver
+from vectorstep.domain.events import RUN_LOGGER, RunObserver
 from vectorstep.domain.records import ResumePoint, RunRecord
 from vectorstep.domain.status import exit_code
 from vectorstep.engine.preflight import preflight, settings_problems
@@ -113,6 +114,8 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
     observers: list[RunObserver] = [StoreWriter(runs, owner)]
     if not as_json or progress_out.is_terminal:
         observers.append(progress)
+    else:  # nobody prints progress lines: runs' warnings still reach stderr, through the log
+        logging.getLogger(RUN_LOGGER).setLevel(logging.WARNING)
     interactive = sys.stdin.isatty() and progress_out.is_terminal
     renewing = asyncio.create_task(keep_leases(runs, owner, SystemClock()))
     try:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 from pathlib import Path
 
 import click
 
 from vectorstep.cli.common import config_option, reports_errors, settings_from
 from vectorstep.cli.output import Output
+from vectorstep.domain.events import RUN_LOGGER
 from vectorstep.errors import ConfigError
 from vectorstep.spec.settings import Settings, redact_url
 
@@ -29,6 +31,7 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
 
     from vectorstep.web.app import create_app  # noqa: PLC0415
 
+    logging.getLogger(RUN_LOGGER).setLevel(logging.WARNING)  # nobody else shows runs' warnings here
     app = create_app(settings)
     where = f"http://{host}:{port}"
     out = Output(stderr=True)

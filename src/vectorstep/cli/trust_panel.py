@@ -49,19 +49,40 @@ def _who(report: Mapping[str, Any]) -> list[str]:
     lines = []
     verifier = report.get("verifier")
     if verifier and verifier.get("triggered"):
-        lines.append(f"V: {verifier.get('mode')} verifier {verifier.get('agent')} ({verifier.get('model')})")
+        lines.append(f"V: {verifier.get('mode')} verifier {_named(verifier)}")
     grounding = report.get("grounding")
-    if grounding and grounding.get("reason") != "no_trace":
-        lines.append(f"G: judge {grounding.get('agent')} ({grounding.get('model')})")
+    if grounding and grounding.get("executor") == "local":
+        lines.append("G: the anchor check (no model)")
+    elif grounding and grounding.get("reason") != "no_trace":
+        lines.append(f"G: judge {_named(grounding)}")
     return lines
 
 
+def _named(call: Mapping[str, Any]) -> str:
+    """An agent and its model; a model that never answered (a timeout) is not printed as `None`."""
+    agent = call.get("agent") or "—"
+    return f"{agent} ({call['model']})" if call.get("model") else f"{agent} (no answer)"
+
+
 def _claims(grounding: Mapping[str, Any], out: Output) -> None:
+    local_only = grounding.get("executor") == "local"
     for claim in grounding.get("claims") or []:
-        mark, style = ("✓", "green") if claim.get("supported") else ("✗", "red")
+        verdict = (claim.get("local") or {}).get("verdict")
+        if local_only and verdict == "undecidable":
+            mark, style = "?", "dim"
+        else:
+            mark, style = ("✓", "green") if claim.get("supported") else ("✗", "red")
         out.line(f"  {mark} {claim.get('claim')}", style=style)
-        if claim.get("evidence"):
+        if claim.get("evidence") and not local_only:
             out.line(f"      {claim['evidence']}", style="dim")
+        _where(claim, out)
+        if verdict and not local_only:
+            disagrees = verdict != "undecidable" and (verdict == "supported") != claim.get("supported")
+            prefix = "disagrees — " if disagrees else ""
+            reason = (claim.get("local") or {}).get("reason")
+            out.line(f"      {prefix}anchor check: {verdict} — {reason}", style="yellow" if disagrees else "dim")
+        elif local_only:
+            out.line(f"      {(claim.get('local') or {}).get('reason')}", style="dim")
         if claim.get("possible_truncation_artefact"):
             where = " (the text it needs was cut)" if claim.get("evidence_in_omitted_text") else ""
             out.line(
@@ -74,3 +95,18 @@ def _claims(grounding: Mapping[str, Any], out: Output) -> None:
             f"{score(grounding.get('score'))} of its claims supported; G uses the claims",
             style="yellow",
         )
+
+
+def _where(claim: Mapping[str, Any], out: Output) -> None:
+    """The span a claim's evidence points to, in the whole tool result."""
+    pointer = claim.get("evidence_pointer") or (claim.get("local") or {}).get("pointer")
+    if pointer:
+        where = f"{pointer.get('tool')}, characters {pointer['start']:,}–{pointer['end']:,}"
+        out.line(f"      ↳ {where}: {_one_line(str(pointer.get('excerpt') or ''))}", style="dim")
+    elif claim.get("evidence_not_found"):
+        out.line("      ↳ the judge's evidence is in no tool result", style="yellow")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

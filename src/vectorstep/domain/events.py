@@ -39,6 +39,9 @@ class StepFinished:
     log: LogEntry
 
 
+RUN_LOGGER = "vectorstep.runs"  # the process log's name for run warnings (on stderr under `serve`)
+
+
 @dataclass(frozen=True)
 class RunLogged:
     log: LogEntry

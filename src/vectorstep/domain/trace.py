@@ -65,5 +65,14 @@ def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:
     return text[:max_chars] + marker, len(text)
 
 
+def without_cap_marker(content: str) -> str:
+    """A capped copy without the marker the runtime (ours, or an existing gateway's) put at its end."""
+    for marker in ("… [trace copy cut:", "… [truncated]"):
+        cut = content.rfind(marker)
+        if cut != -1:
+            return content[:cut]
+    return content
+
+
 def has_tool_activity(trace: tuple[TraceEvent, ...] | list[TraceEvent]) -> bool:
     return any(event.type in TOOL_EVENT_TYPES for event in trace)

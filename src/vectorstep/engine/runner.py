@@ -24,6 +24,7 @@ from vectorstep.clock import Clock
 from vectorstep.domain.approvals import Approval
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import (
+    RUN_LOGGER,
     Observers,
     RunDetached,
     RunFinished,
@@ -48,6 +49,9 @@ from vectorstep.spec.service import PricingSpec
 from vectorstep.spec.steps import ParallelItem, PipelineItem, StepSpec
 
 log = logging.getLogger(__name__)
+# Warnings of runs (a failed notification, a judge that failed softly). The CLI shows them in its
+# own progress lines and quiets this logger; `serve` leaves it on stderr.
+run_log = logging.getLogger(RUN_LOGGER)
 
 RunTraceListener = Callable[[str, TraceEvent], None]  # (step name, event)
 
@@ -300,6 +304,8 @@ class Runner:
 
     def _say(self, run_id: str, step: str | None) -> Callable[[str, str], Any]:
         async def say(level: str, message: str) -> None:
+            if level == "warning":  # also on the process's stderr, with the run it belongs to
+                run_log.warning("run %s: %s", run_id, message)
             await self._observers.notify(RunLogged(self._log(run_id, "step_log", message, level=level, step=step)))
 
         return say

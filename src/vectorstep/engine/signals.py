@@ -21,6 +21,7 @@ from vectorstep.domain.signals import CallAttribution, CheckResult, GroundingOut
 from vectorstep.engine.checkpoint import with_signals
 from vectorstep.engine.context import template_name
 from vectorstep.engine.cost import cost_of
+from vectorstep.engine.primary import LogFn
 from vectorstep.engine.verifier import verify
 from vectorstep.errors import ExecutorError
 from vectorstep.executors.base import StepCall
@@ -47,6 +48,7 @@ class SideCallContext:
     http: httpx.AsyncClient
     human: HumanGate | None = None
     workdir: Path | None = None  # where shell checks run: the folder of vectorstep.yaml
+    log: LogFn | None = None  # the run log of this step
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,8 @@ async def _verifier(work: TrustedWorkSpec, primary: ExecutionResult, side: SideC
     if work.verifier is None:
         return None
     outcome = await verify(work.verifier, primary, _asker(side, work.verifier.executor, work.verifier.executor_config))
+    if outcome.error is not None:
+        await _say_soft_failure(side, f"verifier failed softly ({outcome.error}); V is empty and S stands")
     return _priced(outcome, side.pricing)
 
 
@@ -176,7 +180,15 @@ async def _grounding(work: TrustedWorkSpec, primary: ExecutionResult, side: Side
     if spec.executor == "local" or spec.executor_config is None:
         return await judge_grounding(spec, primary, None)  # the anchor check: no model, nothing to price
     outcome = await judge_grounding(spec, primary, _asker(side, spec.executor, spec.executor_config))
+    if outcome.error is not None:
+        await _say_soft_failure(side, f"grounding judge failed softly ({outcome.error}); G is empty and caps nothing")
     return _priced(outcome, side.pricing)
+
+
+async def _say_soft_failure(side: SideCallContext, message: str) -> None:
+    """A second opinion that failed changes nothing, but nobody should have to dig to find out that it did."""
+    if side.log is not None:
+        await side.log("warning", f"step {side.step}: {message}")
 
 
 def _asker(side: SideCallContext, executor_name: str, config: ExecutorConfig) -> Ask:

@@ -203,6 +203,7 @@ async def _assessed(  # noqa: PLR0917
         http=env.http,
         human=env.human,
         workdir=env.workdir,
+        log=env.log,
     )
     assessment = await assess(
         plan.work, result, plan.confidence_threshold, plan.on_low_confidence, side, progress, plan.gated

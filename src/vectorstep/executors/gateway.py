@@ -71,4 +71,5 @@ def _details(prompt: str, reply: AgentReply) -> ExecutionDetails:
         agent_version=reply.agent_version,
         input_tokens=reply.usage.input_tokens,
         output_tokens=reply.usage.output_tokens,
+        usage=reply.usage,
     )

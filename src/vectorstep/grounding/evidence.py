@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from vectorstep.domain.signals import EvidencePointer
-from vectorstep.domain.trace import TraceEvent
+from vectorstep.domain.trace import TraceEvent, without_cap_marker
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.shapes import Node, Shape
 
@@ -76,12 +76,3 @@ class StepEvidence:
                 text = without_cap_marker(event.content or "")
                 results.append(ToolResult(event.call_id, event.name, text, bool(event.is_error), False))
         return cls(task, results)
-
-
-def without_cap_marker(content: str) -> str:
-    """The capped copy without the marker the runtime (ours or an existing gateway) put at its end."""
-    for marker in ("… [trace copy cut:", "… [truncated]"):
-        cut = content.rfind(marker)
-        if cut != -1:
-            return content[:cut]
-    return content

@@ -95,8 +95,9 @@ def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: li
         if group is None:
             continue
         misread = _other_field(result, needed, words, group)
-        if misread is None:
-            return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
+        if misread is not None:
+            continue
+        return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
     if misread is not None:
         return LocalVerdict(UNSUPPORTED, misread)
     for result in usable:
@@ -105,6 +106,15 @@ def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: li
             why = f"{_named(needed)} are in {_tool(result)}, but in a record about something else than {names}"
             return LocalVerdict(UNSUPPORTED, why)
     return LocalVerdict(UNSUPPORTED, f"{_named(needed)} are in the tool results, but not together in one record")
+
+
+def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
+    """How many of the claim's names (not its plain words) the group's record also mentions."""
+    record = group.nearest_record()
+    names = [anchor for anchor in soft if anchor.kind != "word"]
+    return sum(
+        any(record.start <= start and end <= record.end for start, end in result.index.find(anchor)) for anchor in names
+    )
 
 
 def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Node | None:

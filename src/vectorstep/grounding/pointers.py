@@ -19,7 +19,8 @@ from vectorstep.grounding.anchors import statement_anchors
 from vectorstep.grounding.evidence import StepEvidence
 from vectorstep.grounding.together import find_together
 
-MIN_FRAGMENT_CHARS = 8
+MIN_FRAGMENT_CHARS = 6
+MIN_QUOTE_CHARS = 16
 MAX_SPREAD_CHARS = 3000  # pieces of one quote further apart than this are not one quote
 _ENTRY = re.compile(r"^\s*\[(\d+)\]")
 _QUOTED = re.compile(r"[\"'`\u201c\u2018]([^\"`\u201d\u2019\n]{4,})[\"'`\u201d\u2019]")
@@ -60,16 +61,29 @@ def _preferred(quoted: str, entry_calls: Mapping[int, str | None]) -> str | None
 
 
 def _fragments(quoted: str) -> list[str]:
-    """The verbatim pieces of the judge's evidence: its quotes, else its text, split at every ellipsis."""
-    inner = [match.group(1) for match in _QUOTED.finditer(quoted)]
-    sources = inner if inner and sum(map(len, inner)) >= len(quoted) * 0.3 else [_PREFIX.sub("", quoted, count=1)]
-    pieces = [piece.strip(" ,;") for source in sources for piece in _BREAKS.split(source)]
-    return [piece for piece in pieces if len(piece) >= MIN_FRAGMENT_CHARS]
+    """What to look for, best first: the evidence as written, its pieces between ellipses, its quotes."""
+    text = _PREFIX.sub("", quoted, count=1).strip()
+    # A quoted key ("version") alone points nowhere: a quote counts when it says something specific.
+    quotes = [match.group(1) for match in _QUOTED.finditer(text)]
+    specific = [
+        quote for quote in quotes if len(quote) >= MIN_QUOTE_CHARS or any(a.hard for a in statement_anchors(quote))
+    ]
+    fragments: list[str] = []
+    for candidate in [text, *_BREAKS.split(text), *specific]:
+        piece = candidate.strip(" ,;")
+        if len(piece) >= MIN_FRAGMENT_CHARS and piece not in fragments:
+            fragments.append(piece)
+    return fragments
 
 
 def _quote_span(text: str, fragments: list[str]) -> tuple[int, int] | None:
-    """The span from the first to the last fragment found in `text`, or the longest one found."""
-    spans = [span for span in (_find(text, fragment) for fragment in fragments) if span is not None]
+    """Where the evidence is in `text`: all of it; else the span of its pieces; else its longest quote."""
+    if not fragments:
+        return None
+    whole = _find(text, fragments[0])
+    if whole is not None:
+        return whole
+    spans = [span for span in (_find(text, fragment) for fragment in fragments[1:]) if span is not None]
     if not spans:
         return None
     start, end = min(span[0] for span in spans), max(span[1] for span in spans)

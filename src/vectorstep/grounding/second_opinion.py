@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from vectorstep.domain.execution import ExecutionResult
+from vectorstep.domain.execution import ExecutionResult, Usage
 from vectorstep.domain.signals import CallAttribution
 from vectorstep.errors import ExecutorError, ExecutorTimeout, LLMParseError, LLMSchemaError, TemplateError
 
@@ -45,10 +45,11 @@ async def ask_softly(ask: Ask, prompt: str, timeout_seconds: float, what: str, a
         return Opinion(
             None,
             f"{what}: {error.message}",
-            attribution(
+            attribution(  # an answer arrived and was paid for, even if it cannot be read
                 raw_output=error.raw_text,
                 model=details.model if details else None,
                 provider=details.provider if details else None,
+                usage=details.usage if details and details.usage else Usage(),
             ),
         )
     except (ExecutorError, TemplateError) as error:

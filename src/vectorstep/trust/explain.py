@@ -87,14 +87,18 @@ def _calibration_lines(calibration: Mapping[str, Any] | None) -> list[str]:
 def _grounding_lines(grounding: Mapping[str, Any] | None, signals: Mapping[str, Any], report: Report) -> list[str]:
     if not grounding:
         return []
+    local = grounding.get("executor") == "local"
     if not grounding.get("computed"):
         if grounding.get("reason") == "no_trace":
             return ["Grounding had no evidence trail to check (no tool calls), so G is empty and capped nothing."]
+        if local:
+            return [
+                "The anchor check found no statement it could look up (no figure, time or id), "
+                "so G is empty and capped nothing."
+            ]
         return [f"Grounding did not compute ({grounding.get('error')}), so G is empty and capped nothing."]
     claims = grounding.get("claims") or []
-    supported = sum(1 for claim in claims if claim.get("supported"))
-    found = f"{supported} of {len(claims)} load-bearing claims supported" if claims else "no claim list"
-    lines = [f"A grounding judge{_who(grounding)} found {found}: G = {_num(signals.get('G'))}."]
+    lines = _who_found(grounding, claims, signals)
     divergence = report.get("divergence")
     if divergence and divergence.get("flagged"):
         lines.append(
@@ -118,6 +122,27 @@ def _grounding_lines(grounding: Mapping[str, Any] | None, signals: Mapping[str, 
             lines.append(f"Grounding is enforced: trust became min({_num(cap['input'])}, G) = {_num(cap['output'])}.")
     else:
         lines.append("Grounding runs in shadow mode on this step: G was recorded and changed nothing.")
+    return lines
+
+
+def _who_found(grounding: Mapping[str, Any], claims: list[Mapping[str, Any]], signals: Mapping[str, Any]) -> list[str]:
+    """Who computed G (a judge, or the anchor check) and from how many claims."""
+    if grounding.get("executor") == "local":
+        decided = [claim for claim in claims if (claim.get("local") or {}).get("verdict") != "undecidable"]
+        supported = sum(1 for claim in decided if claim.get("supported"))
+        return [
+            f"The anchor check (no model) found {supported} of {len(decided)} checkable statements backed by "
+            f"the tool results: G = {_num(signals.get('G'))}."
+        ]
+    supported = sum(1 for claim in claims if claim.get("supported"))
+    found = f"{supported} of {len(claims)} load-bearing claims supported" if claims else "no claim list"
+    lines = [f"A grounding judge{_who(grounding)} found {found}: G = {_num(signals.get('G'))}."]
+    count = grounding.get("anchor_disagreements") or 0
+    if count:
+        lines.append(
+            f"The model-free anchor check disagreed with the judge on {count} "
+            f"{'claim' if count == 1 else 'claims'}; G still follows the judge."
+        )
     return lines
 
 
@@ -178,10 +203,13 @@ def configuration_summary(report: Report) -> list[str]:
     grounding = config.get("grounding")
     if grounding:
         state = "enforced (G caps trust)" if grounding.get("enforce") else "shadow (G is recorded only)"
-        lines.append(
-            f"Grounding: {state}, judge {grounding.get('agent')}, "
-            f"{grounding.get('max_trace_chars')} characters per transcript entry."
-        )
+        if grounding.get("executor") == "local":
+            lines.append(f"Grounding: {state}, by the anchor check (no model).")
+        else:
+            lines.append(
+                f"Grounding: {state}, judge {grounding.get('agent')}, "
+                f"{grounding.get('max_trace_chars')} characters per transcript entry."
+            )
     else:
         lines.append("Grounding: none.")
     checks = config.get("deterministic_checks") or []

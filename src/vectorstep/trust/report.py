@@ -45,7 +45,10 @@ def step_configuration(
         if grounding is None
         else {
             "enforce": grounding.enforce,
-            "agent": getattr(grounding.executor_config, "agent", grounding.agent),
+            "executor": grounding.executor,
+            "agent": None
+            if grounding.executor == "local"
+            else getattr(grounding.executor_config, "agent", grounding.agent),
             "max_trace_chars": grounding.max_trace_chars,
             "evidence_windows": grounding.evidence_windows,
             "timeout_seconds": grounding.timeout_seconds,

@@ -9,6 +9,7 @@ from typing import Any
 from vectorstep.domain.approvals import Approval, ApprovalStatus
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.store.feedback import Mark
+from vectorstep.web.ui.evidence_view import evidence_links
 from vectorstep.web.ui.trace_view import TraceItem, trace_items
 from vectorstep.web.ui.trust_view import TrustView, trust_view
 
@@ -42,10 +43,7 @@ def run_view(run: RunRecord, approvals: list[Approval], marks: list[Mark]) -> Ru
     step_marks: dict[str | None, list[Mark]] = defaultdict(list)
     for mark in marks:
         step_marks[mark.step].append(mark)
-    steps = [
-        StepView(step, trust_view(step), trace_items(step.trace), sum(1 for e in step.trace if e.type == "tool_call"))
-        for step in run.steps
-    ]
+    steps = [_step_view(step) for step in run.steps]
     return RunView(
         run=run,
         steps=steps,
@@ -57,6 +55,13 @@ def run_view(run: RunRecord, approvals: list[Approval], marks: list[Mark]) -> Ru
         running_step=_running_step(run),
         context=dict(run.context),
     )
+
+
+def _step_view(step: StepRecord) -> StepView:
+    grounding = (step.trust_report or {}).get("grounding") or {}
+    links, highlights = evidence_links(step.index, step.trace, grounding.get("claims") or [])
+    tool_calls = sum(1 for event in step.trace if event.type == "tool_call")
+    return StepView(step, trust_view(step, links), trace_items(step.trace, step.index, highlights), tool_calls)
 
 
 def _running_step(run: RunRecord) -> str | None:

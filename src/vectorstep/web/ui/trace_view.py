@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from vectorstep.domain.trace import TraceEvent
+from vectorstep.web.ui.evidence_view import Highlight, call_element_id, marked
 
 
 @dataclass(frozen=True)
@@ -17,17 +18,26 @@ class TraceItem:
     result: str | None = None
     failed: bool = False
     note: str | None = None
+    element_id: str | None = None  # a tool call's, for the Trust panel's evidence links
+    result_parts: list[tuple[str, str | None]] = field(default_factory=list)  # the result, with highlights
 
 
-def trace_items(trace: Sequence[TraceEvent]) -> list[TraceItem]:
+def trace_items(
+    trace: Sequence[TraceEvent], step_index: int = 0, highlights: Mapping[str, list[Highlight]] | None = None
+) -> list[TraceItem]:
     answers = {
         event.call_id: event for event in trace if event.type in ("tool_result", "tool_denied") and event.call_id
     }
     called = {event.call_id for event in trace if event.type == "tool_call"}
     items: list[TraceItem] = []
+    calls = 0
     for event in trace:
         if event.type == "tool_call":
-            items.append(_tool(event, answers.get(event.call_id or "")))
+            calls += 1
+            item = _tool(event, answers.get(event.call_id or ""))
+            marks = (highlights or {}).get(event.call_id or "", [])
+            parts = marked(item.result, marks) if item.result is not None and marks else []
+            items.append(replace(item, element_id=call_element_id(step_index, calls), result_parts=parts))
         elif event.type == "llm_call":
             tokens = f"{event.input_tokens or 0:,} in / {event.output_tokens or 0:,} out"
             took = f", {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""

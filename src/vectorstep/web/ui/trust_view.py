@@ -12,6 +12,7 @@ from typing import Any
 from vectorstep.domain.records import StepRecord
 from vectorstep.trust.explain import configuration_summary, narrative
 from vectorstep.trust.explain import score_text as score
+from vectorstep.web.ui.evidence_view import EvidenceLink
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,13 @@ class Chip:
 @dataclass(frozen=True)
 class ClaimView:
     text: str
-    supported: bool
+    supported: bool | None  # None: the anchor check could not decide (local grounding)
     evidence: str
     truncation_note: str | None
+    link: EvidenceLink | None = None
+    evidence_note: str | None = None  # the evidence is in no tool result, or could not be located
+    local: str | None = None  # the anchor check's verdict beside the judge's
+    disagrees: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,11 +69,12 @@ class TrustView:
     narrative: list[str]
     configuration: list[str]
     grounding_summary: str | None = None
+    local_only: bool = False  # G came from the anchor check, not a judge
     verifier_summary: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def trust_view(step: StepRecord) -> TrustView | None:
+def trust_view(step: StepRecord, links: list[EvidenceLink | None] | None = None) -> TrustView | None:
     report = step.trust_report
     if not report:
         return None
@@ -82,7 +88,7 @@ def trust_view(step: StepRecord) -> TrustView | None:
         mode=mode,
         chips=_chips(report, signals, verifier, grounding, checks),
         divergence=_divergence(report),
-        claims=_claims(grounding),
+        claims=_claims(grounding, links or []),
         warnings=_warnings(grounding),
         checks=[
             CheckView(
@@ -98,6 +104,7 @@ def trust_view(step: StepRecord) -> TrustView | None:
         narrative=narrative(report),
         configuration=configuration_summary(report),
         grounding_summary=(grounding or {}).get("summary"),
+        local_only=(grounding or {}).get("executor") == "local",
         verifier_summary=(verifier or {}).get("summary"),
     )
 
@@ -160,21 +167,44 @@ def _divergence(report: Mapping[str, Any]) -> str | None:
     )
 
 
-def _claims(grounding: Mapping[str, Any] | None) -> list[ClaimView]:
+def _claims(grounding: Mapping[str, Any] | None, links: list[EvidenceLink | None]) -> list[ClaimView]:
     if not grounding:
         return []
+    local_only = grounding.get("executor") == "local"
     views = []
-    for claim in grounding.get("claims") or []:
+    for number, claim in enumerate(grounding.get("claims") or []):
         note = None
         if claim.get("possible_truncation_artefact"):
             where = (
                 " — the text it needs was cut from the judge's copy" if claim.get("evidence_in_omitted_text") else ""
             )
             note = f"possibly a truncation artefact{where}; raise {grounding.get('setting_to_raise')}"
+        local = claim.get("local") or {}
+        verdict = local.get("verdict")
+        supported = None if local_only and verdict == "undecidable" else bool(claim.get("supported"))
         views.append(
-            ClaimView(str(claim.get("claim")), bool(claim.get("supported")), str(claim.get("evidence") or ""), note)
+            ClaimView(
+                str(claim.get("claim")),
+                supported,
+                "" if local_only else str(claim.get("evidence") or ""),
+                note,
+                link=links[number] if number < len(links) else None,
+                evidence_note=_evidence_note(claim),
+                local=f"{verdict} — {local.get('reason')}" if verdict else None,
+                disagrees=bool(
+                    verdict and verdict != "undecidable" and (verdict == "supported") != claim.get("supported")
+                ),
+            )
         )
     return views
+
+
+def _evidence_note(claim: Mapping[str, Any]) -> str | None:
+    if claim.get("evidence_not_found"):
+        return "the judge's evidence is in no tool result"
+    if claim.get("supported") and "evidence_pointer" in claim and claim.get("evidence_pointer") is None:
+        return "where this evidence is could not be located"
+    return None
 
 
 def _warnings(grounding: Mapping[str, Any] | None) -> list[str]:
@@ -192,6 +222,18 @@ def _warnings(grounding: Mapping[str, Any] | None) -> list[str]:
                 else ""
             )
             + f". Raise {grounding.get('setting_to_raise')} to give the judge more."
+        )
+    disagreements = grounding.get("anchor_disagreements") or 0
+    if disagreements and grounding.get("executor") != "local":
+        warnings.append(
+            f"The anchor check disagrees with the judge on {disagreements} "
+            f"claim{'s' if disagreements != 1 else ''}: read {'them' if disagreements != 1 else 'it'} below."
+        )
+    missing = grounding.get("evidence_not_found") or 0
+    if missing:
+        warnings.append(
+            f"{missing} claim{'s' if missing != 1 else ''} the judge marked supported "
+            f"{'quote' if missing != 1 else 'quotes'} evidence that is in no tool result."
         )
     if grounding.get("score_mismatch"):
         warnings.append(

@@ -31,6 +31,23 @@
     };
   }
 
+  // A claim's evidence link opens the trace disclosures around its target, then shows it.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-reveal]");
+    if (!link) { return; }
+    var target = document.getElementById(link.getAttribute("href").slice(1));
+    if (!target) { return; }
+    event.preventDefault();
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    target.scrollIntoView({ block: "center" });
+    target.classList.remove("flash");
+    void target.offsetWidth; // restart the highlight animation
+    target.classList.add("flash");
+    history.replaceState(null, "", link.getAttribute("href"));
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     var run = document.getElementById("run");
     if (run) { follow(run); }
