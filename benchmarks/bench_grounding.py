@@ -1,11 +1,19 @@
-"""How much supporting evidence a grounding judge can see, and how large its request is.
+"""What a grounding judge can see, what its request costs, and how well the anchor check decides.
 
-For every trace of the corpus (`benchmarks/corpus/evidence/*.json`: realistic SRE traces with
-the claims their answers make and, for each true claim, the exact text of its evidence), we build
-the judge's transcript at a budget of `grounding.max_trace_chars` per entry, twice: with plain
-head truncation and with evidence windows. A claim's evidence is *visible* when every one of its
-evidence strings appears whole in the transcript. We also render the judge's full request
-(instructions + the prompt VectorStep sends) for every trace.
+On the corpus (`benchmarks/corpus/`, format in its FORMAT.md) — realistic SRE investigations with
+the full text of every tool result and labelled claims — for each set (`tuning`, and `held-out`,
+which the code was never tuned on) this measures:
+
+- **visible evidence**: the share of true claims whose every evidence string appears whole in the
+  judge's transcript at a budget of `grounding.max_trace_chars` per entry, with plain head
+  truncation and with evidence windows; overall and per tool family (the family of the result that
+  holds the claim's evidence);
+- **judge request size**: the judge's instructions plus the prompt VectorStep sends, per trace;
+- **the anchor check** (`grounding: {executor: local}` and the verdict beside every judged claim):
+  per claim kind, how often it says supported for true claims (TPR) and unsupported for false ones
+  (TNR, decoys included), their mean (balanced accuracy, with `undecidable` counted as a miss), how
+  often it decides at all, and the balanced accuracy of the claims it decides;
+- **speed**: milliseconds to build one judge transcript.
 
     python benchmarks/bench_grounding.py [--budget 1500]
 """
@@ -15,16 +23,26 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import time
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
+from vectorstep.grounding.evidence import StepEvidence, ToolResult
+from vectorstep.grounding.local_check import check_claim
 from vectorstep.grounding.transcript import build_transcript
 from vectorstep.prompts import prompt_template
 from vectorstep.templating import render_strict
 
-CORPUS = Path(__file__).parent / "corpus" / "evidence"
+CORPUS = Path(__file__).parent / "corpus"
+SETS = ("tuning", "held-out")
 JUDGE_INSTRUCTIONS = Path(__file__).parents[1] / "samples" / "agents" / "grounding-judge" / "instructions.md"
+DECIDED_KINDS = ("number", "id", "timestamp")
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted((CORPUS / name).glob("*.json"))]
 
 
 def trace_of(case: dict[str, Any]) -> tuple[list[TraceEvent], dict[str, str]]:
@@ -50,37 +68,42 @@ def trace_of(case: dict[str, Any]) -> tuple[list[TraceEvent], dict[str, str]]:
     return events, whole
 
 
-def visible_share(
-    cases: list[dict[str, Any]], budget: int, windows: bool, *, only_beyond_head: bool = False
-) -> tuple[int, int]:
-    """(true claims whose evidence the judge sees whole, true claims counted).
+def family_of(case: dict[str, Any], claim: dict[str, Any]) -> str:
+    first = claim["evidence"][0]
+    return next(call["family"] for call in case["tool_calls"] if first in call["result"])
 
-    `only_beyond_head` counts only the claims whose evidence head truncation would hide.
-    """
-    visible = total = 0
+
+def visibility(cases: list[dict[str, Any]], budget: int, windows: bool) -> dict[str, Any]:
+    seen: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    requests: list[int] = []
+    timings: list[float] = []
+    instructions = JUDGE_INSTRUCTIONS.read_text(encoding="utf-8")
     for case in cases:
         events, whole = trace_of(case)
-        text = build_transcript(events, whole, case["answer"], max_chars=budget, evidence_windows=windows).text
+        answer = {key: value for key, value in case["answer"].items() if key not in ("raw_response", "artifacts")}
+        started = time.perf_counter()
+        transcript = build_transcript(events, whole, answer, max_chars=budget, evidence_windows=windows)
+        timings.append((time.perf_counter() - started) * 1000)
+        requests.append(len(instructions) + len(_judge_prompt(case, answer, transcript)))
         for claim in case["claims"]:
-            if not claim["supported"]:
-                continue
-            if only_beyond_head and all(_within_head(case, evidence, budget) for evidence in claim["evidence"]):
-                continue
-            total += 1
-            visible += all(evidence in text for evidence in claim["evidence"])
-    return visible, total
+            if claim["supported"] and claim["evidence"]:
+                family = family_of(case, claim)
+                total[family] += 1
+                seen[family] += all(evidence in transcript.text for evidence in claim["evidence"])
+    return {
+        "visible": _share(sum(seen.values()), sum(total.values())),
+        "true_claims": sum(total.values()),
+        "per_family": {family: _share(seen[family], total[family]) for family in sorted(total)},
+        "judge_request_chars_median": int(statistics.median(requests)),
+        "judge_request_chars_max": max(requests),
+        "transcript_ms_median": round(statistics.median(timings), 2),
+        "transcript_ms_max": round(max(timings), 2),
+    }
 
 
-def _within_head(case: dict[str, Any], evidence: str, budget: int) -> bool:
-    result = next(call["result"] for call in case["tool_calls"] if evidence in call["result"])
-    return len(result) <= budget or result.find(evidence) + len(evidence) <= budget - 60
-
-
-def judge_request_chars(case: dict[str, Any], budget: int, instructions: str) -> int:
-    events, whole = trace_of(case)
-    answer = {key: value for key, value in case["answer"].items() if key not in ("raw_response", "artifacts")}
-    transcript = build_transcript(events, whole, answer, max_chars=budget)
-    prompt = render_strict(
+def _judge_prompt(case: dict[str, Any], answer: dict[str, Any], transcript: Any) -> str:
+    return render_strict(
         prompt_template("grounding_judge"),
         {
             "task": case["task"],
@@ -90,46 +113,83 @@ def judge_request_chars(case: dict[str, Any], budget: int, instructions: str) ->
             "transcript": transcript.text,
         },
     )
-    return len(instructions) + len(prompt)
+
+
+def anchor_check(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes: dict[str, Counter[tuple[bool, str]]] = defaultdict(Counter)
+    for case in cases:
+        results = [
+            ToolResult(f"c{n}", call["name"], call["result"], call.get("is_error", False), True)
+            for n, call in enumerate(case["tool_calls"])
+        ]
+        arguments = [" ".join(f"{key}={value}" for key, value in call["args"].items()) for call in case["tool_calls"]]
+        evidence = StepEvidence(case["task"], results, arguments)
+        for claim in case["claims"]:
+            outcomes[claim["kind"]][(claim["supported"], check_claim(claim["claim"], evidence).verdict)] += 1
+    return {kind: _accuracy(outcomes[kind]) for kind in sorted(outcomes)}
+
+
+def _accuracy(counts: Counter[tuple[bool, str]]) -> dict[str, Any]:
+    true = sum(count for (supported, _), count in counts.items() if supported)
+    false = sum(count for (supported, _), count in counts.items() if not supported)
+    tpr = counts[(True, "supported")] / true if true else None
+    tnr = counts[(False, "unsupported")] / false if false else None
+    decided_true = counts[(True, "supported")] + counts[(True, "unsupported")]
+    decided_false = counts[(False, "supported")] + counts[(False, "unsupported")]
+    decided_tpr = counts[(True, "supported")] / decided_true if decided_true else None
+    decided_tnr = counts[(False, "unsupported")] / decided_false if decided_false else None
+    return {
+        "true_claims": true,
+        "false_claims": false,
+        "tpr": _round(tpr),
+        "tnr": _round(tnr),
+        "balanced_accuracy": _round((tpr + tnr) / 2) if tpr is not None and tnr is not None else None,
+        "decided": _round((decided_true + decided_false) / (true + false)) if true + false else None,
+        "balanced_accuracy_decided": _round((decided_tpr + decided_tnr) / 2)
+        if decided_tpr is not None and decided_tnr is not None
+        else None,
+    }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def corpus_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    lengths = [len(call["result"]) for case in cases for call in case["tool_calls"]]
+    families = {call["family"] for case in cases for call in case["tool_calls"]}
+    decoys = sum(1 for case in cases for claim in case["claims"] if claim.get("decoy"))
+    return {
+        "traces": len(cases),
+        "tool_results": len(lengths),
+        "families": len(families),
+        "result_chars_median": int(statistics.median(lengths)),
+        "result_chars_max": max(lengths),
+        "claims": sum(len(case["claims"]) for case in cases),
+        "decoys": decoys,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=1500)
     args = parser.parse_args()
-    cases = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(CORPUS.glob("*.json"))]
-    instructions = JUDGE_INSTRUCTIONS.read_text(encoding="utf-8") if JUDGE_INSTRUCTIONS.exists() else ""
-    head_visible, total = visible_share(cases, args.budget, windows=False)
-    window_visible, _ = visible_share(cases, args.budget, windows=True)
-    # Traces 16-40 were written after the window selection was designed on 01-15: a hold-out.
-    held_out = cases[15:]
-    held_head, held_total = visible_share(held_out, args.budget, windows=False)
-    held_windows, _ = visible_share(held_out, args.budget, windows=True)
-    beyond_windows, beyond_total = visible_share(cases, args.budget, windows=True, only_beyond_head=True)
-    requests = [judge_request_chars(case, args.budget, instructions) for case in cases]
-    results_longer = sum(len(call["result"]) > args.budget for case in cases for call in case["tool_calls"])
-    results = sum(len(case["tool_calls"]) for case in cases)
-    result = {
-        "budget_chars_per_entry": args.budget,
-        "traces": len(cases),
-        "tool_results": results,
-        "tool_results_longer_than_budget": results_longer,
-        "true_claims": total,
-        "evidence_visible_head_truncation": round(head_visible / total, 3),
-        "evidence_visible_evidence_windows": round(window_visible / total, 3),
-        "held_out_true_claims": held_total,
-        "held_out_visible_head_truncation": round(held_head / held_total, 3),
-        "held_out_visible_evidence_windows": round(held_windows / held_total, 3),
-        "claims_with_evidence_past_the_head": beyond_total,
-        "of_those_visible_with_windows": round(beyond_windows / beyond_total, 3),
-        "judge_request_chars_median": int(statistics.median(requests)),
-        "judge_request_chars_max": max(requests),
-        "judge_instructions_chars": len(instructions),
-    }
+    result: dict[str, Any] = {"budget_chars_per_entry": args.budget}
+    for name in SETS:
+        cases = load(name)
+        result[name] = {
+            "corpus": corpus_figures(cases),
+            "head_truncation": visibility(cases, args.budget, windows=False),
+            "evidence_windows": visibility(cases, args.budget, windows=True),
+            "anchor_check": anchor_check(cases),
+        }
     out = Path(__file__).parent / "results" / "grounding.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    for key, value in result.items():
-        print(f"{key:>42}: {value}")
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

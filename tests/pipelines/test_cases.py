@@ -3,7 +3,7 @@
 A case folder holds `pipeline.yaml`, optional `payload.json`, `agents/`, `steps/` and `vectorstep.yaml`,
 and `expected.yaml`: the exit code, and a subset of the run record (or text the output must contain).
 A string expected value starting with `re:` is a regular expression searched in the actual value;
-`gt:N` asks for a number greater than N.
+`gt:N` asks for a number greater than N. `show_contains` lists text `vectorstep runs show` must print.
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ def test_pipeline_case(case: Path, tmp_path: Path) -> None:
         shown = run_cli("runs", "show", record["run_id"], "--json", "--config", "vectorstep.yaml", cwd=workdir, env=env)
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout) == record  # what was printed is what was stored
+        if expected.get("show_contains"):
+            plain = run_cli("runs", "show", record["run_id"], "--config", "vectorstep.yaml", cwd=workdir, env=env)
+            for text in expected["show_contains"]:
+                assert text in plain.stdout, plain.stdout
 
 
 def assert_subset(expected: Any, actual: Any, where: str) -> None:

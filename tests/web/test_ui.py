@@ -90,9 +90,28 @@ def test_the_trust_panel_explains_a_grounded_enforced_step(signed_in: Page, live
     expect(panel.locator("li.claim.unsupported .claim-mark")).to_have_text(["✗", "✗"])
     expect(claims.nth(0)).to_contain_text("checkout 5xx ratio 0.042")
     expect(panel.locator("li.check.passed")).to_contain_text("still_firing")
-    expect(panel.locator(".flag.truncation")).to_contain_text("1 transcript entry was shortened for the judge")
+    expect(panel.locator(".flag.grounding-warning").first).to_contain_text(
+        "1 transcript entry was shortened for the judge"
+    )
     flagged = panel.locator("li.claim.unsupported", has_text="the database is healthy")
-    expect(flagged.locator(".note")).to_contain_text("possibly a truncation artefact; raise grounding.max_trace_chars")
+    expect(flagged.locator(".note.warn", has_text="truncation")).to_contain_text(
+        "possibly a truncation artefact; raise grounding.max_trace_chars"
+    )
+
+    # The model-free anchor check sits beside the judge: it finds the pod the judge did not see.
+    oomkilled = panel.locator("li.claim", has_text="checkout-7d9f-x2kqp was OOMKilled")
+    expect(oomkilled.locator(".note.local.warn")).to_contain_text("disagrees — anchor check: supported")
+    expect(panel.locator(".flag.grounding-warning", has_text="anchor check disagrees")).to_contain_text("on 1 claim")
+
+    # Each supported claim links to its evidence: the trace opens on the highlighted span.
+    trace = step.locator("details.trace")
+    expect(trace.locator("mark.evidence-span").first).to_be_hidden()
+    link = claims.nth(0).locator("a[data-reveal]")
+    expect(link).to_contain_text("Evidence in tools__echo, characters 0–24 of 45")
+    link.click()
+    highlighted = trace.locator("mark.evidence-span", has_text="checkout 5xx ratio 0.042")
+    expect(highlighted).to_be_visible()
+    expect(highlighted).to_have_attribute("id", re.compile(r"^s\d+-evidence-1$"))
 
     # Every disclosure is closed until opened, and then shows what was asked and answered.
     for role, prompt_text, answer_text in [

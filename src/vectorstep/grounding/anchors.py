@@ -13,6 +13,7 @@ written with, so a rounded figure finds the full-precision one.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from vectorstep.grounding.timestamps import Moment, find_moments
 NUMBER_PATTERN = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 UNIT_PATTERN = (
     r"%|[KMGTP]i(?:B)?|[KMGTP]B|[kKMGTPB](?![A-Za-z])|bytes?"
-    r"|ns|µs|us|ms|s|secs?|seconds?|m(?![A-Za-z])|mins?|minutes?|h|hrs?|hours?|d(?![A-Za-z])|days?|x(?![A-Za-z])"
+    r"|ns|µs|us|usecs?|ms|msecs?|s|secs?|seconds?|m(?![A-Za-z])|mins?|minutes?|h|hrs?|hours?|d(?![A-Za-z])|days?"
+    r"|x(?![A-Za-z])"
 )
 # A rate keeps the figure it is a rate of: 1.9k/s, 42 rps, 300 req/s.
 RATE_PATTERN = r"(?:\s?(?:/s(?:ec)?|/min|/m|/h|per (?:second|sec|minute|min|hour)|rps|qps|req/s|ops/s|msg/s|msgs/s))"
@@ -39,20 +41,26 @@ _PAIR = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_][\w.]*[A-Za-z_])=(?P<value>[\w.%
 _QUOTED = re.compile(r"[\"'`\u201c\u2018](?P<quote>[^\"'`\u201d\u2019\n]{6,160})[\"'`\u201d\u2019]")
 _ELLIPSIS = re.compile(r"\.{3}|…")
 _WORD = re.compile(r"[A-Z]?[a-z][a-z0-9]{2,}|[A-Z]{3,}(?![a-z])")
+# 9m42s, 1h30m, 2h5m10s: one duration, not two figures
+_COMPOUND_DURATION = re.compile(r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?(?![\w])")
+_RANGE = re.compile(
+    rf"(?<![\w./:-])(?P<low>\d+(?:\.\d+)?)\s?[-–]\s?(?P<high>\d+(?:\.\d+)?)\s?(?P<unit>{UNIT_PATTERN})?(?P<rate>{RATE_PATTERN})?(?![\w])"
+)
 _COUNT = re.compile(r"(?<![\w.,:/-])\d{1,2}(?![\w.,:/-]\w|[\w%])")
 _SUFFIXES = ("ing", "ed", "es", "s", "e")
 # "revision 37", "partition 5", "exit code 137": a short number is specific once it is the value of
 # a named field; it is looked up as that field's value (a key, a label, a column), not anywhere.
 _KEYWORD_NUMBER = re.compile(
     r"\b(?P<keyword>revision|rev|build|release|generation|partition|replicas|pr|pull request|incident|job|pid|port|"
-    r"shard|broker|slot|id|exit code|status code|status|restarts?|restart count|attempts?)\s?(?:#|=|:)?\s?"
+    r"shard|broker|slot|id|exit code|status code|status|restarts?|restart count|attempts?|phase|stage|step|wave)"
+    r"\s?(?:#|=|:)?\s?"
     r"(?P<number>\d{1,4})(?![\w.])",
     re.I,
 )
 _UNITS: dict[str, tuple[str, float]] = {
     **{unit: ("seconds", 1e-9) for unit in ("ns",)},
-    **{unit: ("seconds", 1e-6) for unit in ("µs", "us")},
-    "ms": ("seconds", 1e-3),
+    **{unit: ("seconds", 1e-6) for unit in ("µs", "us", "usec", "usecs")},
+    **{unit: ("seconds", 1e-3) for unit in ("ms", "msec", "msecs")},
     **{unit: ("seconds", 1.0) for unit in ("s", "sec", "secs", "second", "seconds")},
     **{unit: ("seconds", 60.0) for unit in ("m", "min", "mins", "minute", "minutes")},
     **{unit: ("seconds", 3600.0) for unit in ("h", "hr", "hrs", "hour", "hours")},
@@ -76,6 +84,7 @@ began stopped ended peaked hit shown
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A word without its ending, so that `restarted` finds `restartCount` and `sessions` finds `session`."""
     stemmed = word.lower()
@@ -175,6 +184,28 @@ def _keyed(match: re.Match[str]) -> list[Anchor]:
     return [Anchor(f"{match.group('keyword').lower()} {match.group('number')}", "keyed", True)]
 
 
+def _compound_duration(match: re.Match[str]) -> list[Anchor]:
+    hours, minutes, seconds = (float(match.group(name) or 0) for name in ("h", "m", "s"))
+    total = hours * 3600 + minutes * 60 + seconds
+    step = 1.0 if match.group("s") else 60.0
+    return [Anchor(match.group(0), "number", True, (Reading("seconds", total, step),), 3, bare=True)]
+
+
+def _range(match: re.Match[str]) -> list[Anchor]:
+    """`38-53 minutes`, `30–38/s`: two figures with one unit."""
+    unit, rate = match.group("unit") or "", match.group("rate") or ""
+    suffix = f" {unit}{rate}" if unit else rate
+    if not suffix:
+        return []  # "10-20" alone may be anything: a page range, a version
+    anchors = []
+    for number in (match.group("low"), match.group("high")):
+        found = _QUANTITY.fullmatch(f"{number}{suffix}")
+        anchor = _quantity(found) if found else None
+        if anchor is not None:
+            anchors.append(anchor)
+    return anchors
+
+
 def _quantity_anchor(match: re.Match[str]) -> list[Anchor]:
     anchor = _quantity(match)
     return [anchor] if anchor is not None else []
@@ -268,6 +299,8 @@ _EXTRACTORS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], list[Anchor]
     (_HASH, _hash),
     (_PAIR, _pair),
     (_KEYWORD_NUMBER, _keyed),
+    (_COMPOUND_DURATION, _compound_duration),
+    (_RANGE, _range),
     (_QUANTITY, _quantity_anchor),
     (_NAME, _name_anchor),
 )

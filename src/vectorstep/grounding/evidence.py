@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from vectorstep.domain.signals import EvidencePointer
 from vectorstep.domain.trace import TraceEvent, without_cap_marker
+from vectorstep.grounding.anchors import Anchor
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.shapes import Node, Shape
 
@@ -50,10 +52,25 @@ class ToolResult:
 class StepEvidence:
     task: str
     results: list[ToolResult] = field(default_factory=list)
+    # What the agent asked its tools (the cluster, the pod, the query): chosen by it, not discovered.
+    arguments: list[str] = field(default_factory=list)
 
     @cached_property
     def task_index(self) -> ResultIndex:
         return ResultIndex(self.task)
+
+    @cached_property
+    def arguments_index(self) -> ResultIndex:
+        return ResultIndex("\n".join(self.arguments))
+
+    def given(self, anchor: Anchor) -> bool:
+        """Told, not discovered: in the task, or a name the agent passed to its own tools.
+
+        A figure in the arguments (`limit=25`, `step=60s`) says what was asked, not what was found.
+        """
+        if self.task_index.find(anchor):
+            return True
+        return anchor.kind not in ("number", "time") and bool(self.arguments_index.find(anchor))
 
     @property
     def usable(self) -> list[ToolResult]:
@@ -63,6 +80,7 @@ class StepEvidence:
     @classmethod
     def of_trace(cls, task: str, trace: Sequence[TraceEvent], full_results: Mapping[str, str]) -> StepEvidence:
         denied = {event.call_id for event in trace if event.type == "tool_denied"}
+        arguments = [_arguments(event.args) for event in trace if event.type == "tool_call" and event.args]
         results = []
         for event in trace:
             if event.type != "tool_result" or event.call_id in denied:
@@ -75,4 +93,8 @@ class StepEvidence:
             else:
                 text = without_cap_marker(event.content or "")
                 results.append(ToolResult(event.call_id, event.name, text, bool(event.is_error), False))
-        return cls(task, results)
+        return cls(task, results, arguments)
+
+
+def _arguments(args: Mapping[str, Any]) -> str:
+    return " ".join(f"{key}={value}" for key, value in args.items())

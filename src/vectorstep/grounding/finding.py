@@ -9,6 +9,7 @@ on one clock, and its hex tokens once; names, pairs and quotes are looked up wit
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from dataclasses import dataclass
@@ -21,9 +22,16 @@ _TEXT_NUMBER = re.compile(  # not the parts of a clock (09:41:06) or a date (202
     rf"(?<![\w.])(?<!\d:)(?P<number>{NUMBER_PATTERN})(?P<exponent>[eE][-+]?\d+)?(?:\s?(?P<unit>{UNIT_PATTERN}))?(?![\w]|:\d)"
 )
 # Go and Kubernetes durations: 9m42s, 1h2m, 5m0s, 2m30.5s
-_GO_DURATION = re.compile(r"(?<![\w.])(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w])")
+# Go and Kubernetes durations: 9m42s, 1h2m, 5m0s, 2m30.5s (two parts or more; "5s" is read below)
+_GO_DURATION = re.compile(
+    r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w])"
+)
+_INTERVAL = re.compile(  # 00:41:12.5, not the clock of a date-time (2024-06-11 13:41:07)
+    r"(?<![\d:])(?<!\d-\d\d[ T])(?P<h>\d{2}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d+)?)(?![\d:]|\s?(?:Z|UTC|[+-]\d))"
+)
+_EVENT_COUNT = re.compile(r"\(x(\d+) over ")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
 # The key a bare figure is the value of may name its unit: durationMs, timeoutSeconds, size_bytes.
 _KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_]{2,40})[\"']?\s*[:=]\s*[\"']?$")
 _KEY_UNITS = (
@@ -33,8 +41,10 @@ _KEY_UNITS = (
 )
 # A pod or replica set takes its deployment's name plus generated suffixes.
 _GENERATED_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})?-[a-z0-9]{5}\b|-\d+\b")
-_RELATIVE_EPSILON = 1e-9
+_RELATIVE_EPSILON = 1e-12
 MAX_KEYED = 50
+# What tools call the field an answer names otherwise: a Helm "release 41" is its REVISION 41.
+_SAME_FIELD = {"release": "revision", "rev": "revision", "pr": "pull", "restarts": "restart[\\s_-]?count"}
 MAX_HEADER_DISTANCE = 400
 
 
@@ -44,6 +54,7 @@ class _Figure:
     end: int
     readings: tuple[tuple[str, float], ...]
     bare: bool  # written without a unit
+    measured: bool = False  # with decimals: a measurement, which an answer rounds ("about 94 seconds")
 
 
 class ResultIndex:
@@ -52,7 +63,7 @@ class ResultIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lower = text.lower()
-        self._figures: list[_Figure] | None = None
+        self._by_family: dict[str, tuple[list[float], list[_Figure]]] | None = None
         self._moments: list[Moment] | None = None
         self._hex: list[tuple[int, int, str]] | None = None
         self._words: dict[str, list[int]] | None = None
@@ -82,6 +93,12 @@ class ResultIndex:
         claimed = anchor.moment
         return [(found.start, found.end) for found in self._moments if claimed and same_moment(claimed, found)]
 
+    def moment_starts(self, start: int, end: int) -> list[int]:
+        """Where the moments between `start` and `end` begin."""
+        if self._moments is None:
+            self._moments = find_moments(self.text)
+        return [moment.start for moment in self._moments if start <= moment.start < end]
+
     def _pair(self, anchor: Anchor) -> list[Span]:
         key, value = anchor.text.split("=", 1)
         pattern = rf"(?<![\w]){re.escape(key)}[\"']?\s*[:=]\s*[\"']?{re.escape(value)}(?![\w]|\.\d)"
@@ -95,22 +112,32 @@ class ResultIndex:
         return [(start, start + len(anchor.text)) for start in self._word_positions(anchor.text)]
 
     def _numbers(self, anchor: Anchor) -> list[Span]:
-        if self._figures is None:
-            self._figures = list(self._read_figures())
-        # "30s" must not match every bare 30 in a series; 4.87s and 512Mi are specific enough.
-        found = []
-        for figure in self._figures:
-            if figure.bare and not anchor.bare:
-                continue
-            if any(_agrees(reading, figure.readings) for reading in anchor.readings):
-                found.append((figure.start, figure.end))
-        return found
+        if self._by_family is None:
+            self._by_family = _by_family(self._read_figures())
+        found: set[Span] = set()
+        for reading in anchor.readings:
+            values, figures = self._by_family.get(reading.family, ([], []))
+            low, high = _range(reading)
+            for position in range(bisect.bisect_left(values, low), bisect.bisect_right(values, high)):
+                figure = figures[position]
+                # "30s" is not any bare 30; 4.87s and 512Mi are specific, and "about 94 seconds" is a
+                # rounded measurement, so a bare 94.18262 may be it.
+                if anchor.bare or not figure.bare or (reading.approximate and figure.measured):
+                    found.add((figure.start, figure.end))
+        return sorted(found)
 
     def _read_figures(self) -> list[_Figure]:
         figures = [
             _Figure(match.start(), match.end(), (("seconds", _go_seconds(match)),), False)
             for match in _GO_DURATION.finditer(self.text)
-            if sum(match.group(name) is not None for name in ("h", "m", "s")) >= 2
+        ]
+        figures += [  # how often kubectl saw an event: (x14 over 46m)
+            _Figure(match.start(1), match.end(1), (("plain", float(match.group(1))),), True)
+            for match in _EVENT_COUNT.finditer(self.text)
+        ]
+        figures += [  # an interval as psql and kubectl print it: 00:41:12.5
+            _Figure(match.start(), match.end(), (("seconds", _interval_seconds(match)),), False)
+            for match in _INTERVAL.finditer(self.text)
         ]
         for match in _TEXT_NUMBER.finditer(self.text):
             start = match.start()
@@ -128,7 +155,8 @@ class ResultIndex:
                 figures.append(_Figure(start, match.end(), (hinted, ("plain", value)), False))
                 continue
             readings = (("plain", value), ("percent", value), ("percent", value * 100), ("seconds", value))
-            figures.append(_Figure(start, match.end(), (*readings, ("bytes", value), ("written", value)), True))
+            readings = (*readings, ("bytes", value), ("written", value))
+            figures.append(_Figure(start, match.end(), readings, True, measured="." in written))
         return figures
 
     def _key_unit(self, start: int, value: float) -> tuple[str, float] | None:
@@ -143,8 +171,9 @@ class ResultIndex:
     def _keyed(self, anchor: Anchor) -> list[Span]:
         """The number as the value of a field named like its keyword: after it on its line, or in its column."""
         keyword, number = anchor.text.rsplit(" ", 1)
-        name = r"[\s_-]?".join(re.escape(stem(word)) for word in keyword.split())
-        before = re.compile(rf"(?<![a-z]){name}[a-z]*[\"']?(?:\s*[:=#]\s*|\s+)[\"']?$", re.I)
+        spelled = r"[\s_-]?".join(re.escape(stem(word)) for word in keyword.split())
+        name = f"(?:{spelled}|{_SAME_FIELD[keyword]})" if keyword in _SAME_FIELD else spelled
+        before = re.compile(rf"(?<![a-z]){name}\w*[\"']?(?:\s*[:=#]\s*|\s+)[\"']?$", re.I)
         found = []
         for match in re.finditer(rf"(?<![\w.]){number}(?![\w]|\.\d)", self.text):
             start = match.start()
@@ -156,8 +185,8 @@ class ResultIndex:
     def _in_column(self, name: str, start: int, line_start: int) -> bool:
         """Whether the table cell at `start` sits under a header column named like `name`."""
         header_pattern = re.compile(rf"(?<![a-z]){name}", re.I)
-        row = self.text[line_start : self.text.find("\n", start) if "\n" in self.text[start:] else len(self.text)]
-        column = _column_of(row, start - line_start)
+        end = self.text.find("\n", start)
+        row = self.text[line_start : end if end != -1 else len(self.text)]
         position = line_start - 1
         for _ in range(MAX_HEADER_DISTANCE):
             if position <= 0:
@@ -165,6 +194,7 @@ class ResultIndex:
             previous = self.text.rfind("\n", 0, position) + 1
             line = self.text[previous:position]
             if header_pattern.search(line) and len(_columns(line)) >= 2:
+                column = _column_of(row, start - line_start, line)
                 for index, (low, high) in enumerate(_columns(line)):
                     if header_pattern.search(line, low, high):
                         return index == column
@@ -220,13 +250,17 @@ def _columns(line: str) -> list[Span]:
     return [match.span() for match in re.finditer(r"\S+(?: \S+)*", line)]
 
 
-def _column_of(row: str, offset: int) -> int:
+def _column_of(row: str, offset: int, header: str) -> int:
+    """The header column a cell sits under: by its `|`s, else by where the header's columns start."""
     if "|" in row:
         return row.count("|", 0, offset)
-    for index, (low, high) in enumerate(_columns(row)):
-        if low <= offset < high:
-            return index
-    return -1
+    starts = [low for low, _ in _columns(header)]
+    # Cells start under their column's name; a right-aligned number may start a little before it.
+    return bisect.bisect_right(starts, offset + 2) - 1
+
+
+def _interval_seconds(match: re.Match[str]) -> float:
+    return int(match.group("h")) * 3600 + int(match.group("m")) * 60 + float(match.group("s"))
 
 
 def _go_seconds(match: re.Match[str]) -> float:
@@ -234,18 +268,24 @@ def _go_seconds(match: re.Match[str]) -> float:
     return hours * 3600 + minutes * 60 + seconds
 
 
-def _agrees(claimed: Reading, readings: tuple[tuple[str, float], ...]) -> bool:
-    for family, value in readings:
-        if family != claimed.family:
-            continue
-        slack = claimed.tolerance + abs(claimed.value) * _RELATIVE_EPSILON
-        if claimed.approximate:
-            if abs(value - claimed.value) <= slack:
-                return True
-        elif claimed.tolerance:
-            # Rounded (4.87 for 4.866) or cut (4.87 for 4.879): both stay within one step of the last digit.
-            if -claimed.tolerance / 2 - slack * 1e-6 <= value - claimed.value < slack:
-                return True
-        elif abs(value - claimed.value) <= slack:
-            return True
-    return False
+def _range(claimed: Reading) -> tuple[float, float]:
+    """The values a written figure stands for: within its tolerance if approximate, else rounded
+    (4.87 for 4.866) or cut (4.87 for 4.879), within one step of its last digit."""
+    epsilon = max(abs(claimed.value), 1.0) * _RELATIVE_EPSILON  # float noise, not tolerance
+    if claimed.approximate or not claimed.tolerance:
+        return claimed.value - claimed.tolerance - epsilon, claimed.value + claimed.tolerance + epsilon
+    # The step above is excluded: 4.88 is not "4.87".
+    return claimed.value - claimed.tolerance / 2 - epsilon, claimed.value + claimed.tolerance * (1 - 1e-9)
+
+
+def _by_family(figures: list[_Figure]) -> dict[str, tuple[list[float], list[_Figure]]]:
+    """Every reading of every figure, sorted by value within its family, for range look-ups."""
+    readings: dict[str, list[tuple[float, int, _Figure]]] = {}
+    for number, figure in enumerate(figures):
+        for family, value in figure.readings:
+            readings.setdefault(family, []).append((value, number, figure))
+    table = {}
+    for family, entries in readings.items():
+        entries.sort(key=lambda entry: (entry[0], entry[1]))
+        table[family] = ([value for value, _, _ in entries], [figure for _, _, figure in entries])
+    return table

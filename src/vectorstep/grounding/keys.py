@@ -9,6 +9,7 @@ figures, to tell "found" from "found, but as the value of something else".
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from vectorstep.grounding.anchors import stem
@@ -17,6 +18,9 @@ from vectorstep.grounding.shapes import Node
 
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S{0,3}$")
+# A field's whole value: `"lag": 48912`, `"lag":"48912"`, `lag=48912`, `  Replicas:  2` — not the
+# port of a URL or a `host:9187` inside a longer string.
+_DIRECT_KEY = re.compile(r"(?:\"[^\"\n]{1,60}\"\s*:\s*\"?|(?:^|(?<=[\s,{(]))[A-Za-z_][\w.-]{0,40}\s*[:=]\s*)$", re.M)
 _FIGURE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[A-Za-z%]{0,3}(?![\w.])")
 GENERIC_KEYS = frozenset({"value", "values", "data", "result", "results", "items", "spec", "status", "metadata"})
 
@@ -26,30 +30,48 @@ def words_of(name: str) -> frozenset[str]:
     return frozenset(stem(word) for word in _KEY_WORDS.findall(name) if len(word) > 1)
 
 
-def key_words(result: ToolResult, start: int) -> frozenset[str]:
-    """The words of the name the figure at `start` is the value of (empty when it has none)."""
+@dataclass(frozen=True)
+class FieldName:
+    """The name a figure is the value of: its own key, and the headings above it up to its record."""
+
+    key: frozenset[str]
+    path: frozenset[str]
+
+    @property
+    def words(self) -> frozenset[str]:
+        return self.key | self.path
+
+
+def field_name(result: ToolResult, start: int) -> FieldName:
     text = result.text
     line_start = text.rfind("\n", 0, start) + 1
     inline = _INLINE_KEY.search(text, max(line_start, start - 48), start)
-    words: set[str] = set(words_of(inline.group("key"))) if inline else set()
+    key: set[str] = set(words_of(inline.group("key"))) if inline else set()
+    path: set[str] = set()
     leaf = result.shape.leaf_at(start)
     for node in [leaf, *leaf.ancestors()]:
         if node.record and node is not leaf:
             break
         if node.key and node.key not in GENERIC_KEYS:
-            words |= words_of(_raw_key(text, node))
+            (path if node is not leaf else key).update(words_of(_raw_key(text, node)))
         elif node.head and node.parent is not None and not node.key:  # a block's own line: "  Limits:"
-            words |= words_of(text[node.head[0][0] : node.head[0][1]].split(":", 1)[0])
-    return frozenset(words)
+            path.update(words_of(text[node.head[0][0] : node.head[0][1]].split(":", 1)[0]))
+    return FieldName(frozenset(key), frozenset(path - key))
 
 
-def keyed_figures(result: ToolResult) -> list[tuple[frozenset[str], str, int]]:
-    """Every figure of the result that is the value of a named field: (its name's words, figure, position)."""
+def keyed_figures(result: ToolResult) -> list[tuple[FieldName, str, int]]:
+    """Every figure that is a field's whole value (`"lag": 48912`, `used_memory: 5.12G`), with its name.
+
+    A number inside a longer value (the port of `host:9187`) is not a field of its own.
+    """
     found = []
     for match in _FIGURE.finditer(result.text):
-        words = key_words(result, match.start())
-        if words:
-            found.append((words, match.group(0), match.start()))
+        start = match.start()
+        if not _DIRECT_KEY.search(result.text, max(0, start - 64), start):
+            continue
+        name = field_name(result, start)
+        if name.key:
+            found.append((name, match.group(0), start))
         if len(found) >= MAX_FIGURES:
             break
     return found

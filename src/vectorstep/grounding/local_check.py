@@ -17,7 +17,7 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
 from vectorstep.grounding.anchors import STOPWORDS, Anchor, Reading, statement_anchors, stem
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.keys import key_words, keyed_figures
+from vectorstep.grounding.keys import field_name, keyed_figures
 from vectorstep.grounding.shapes import Node
 from vectorstep.grounding.together import find_together
 
@@ -65,11 +65,11 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
     causal = bool(_CAUSAL.search(claim))
     if not hard:
         return LocalVerdict(UNDECIDABLE, "a causal link" if causal else "no figure, time or id to look for")
-    task = evidence.task_index
-    needed = [anchor for anchor in hard if not task.find(anchor)]
+    given = evidence.given
+    needed = [anchor for anchor in hard if not given(anchor)]
     if not needed:
         # Everything it names was given, unless it adds a count or a name the task does not have.
-        needed = [anchor for anchor in found if anchor.kind in ("number", "name") and not task.find(anchor)]
+        needed = [anchor for anchor in found if anchor.kind in ("number", "name") and not given(anchor)]
         if not needed:
             return LocalVerdict(SUPPORTED, "restates the task")
     missing = [anchor for anchor in needed if not any(result.index.find(anchor) for result in evidence.usable)]
@@ -81,8 +81,8 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
         )
     # What the task names (the alert's pod, its service) must be in the record too, when the
     # result speaks of it: a figure of another pod does not back a claim about this one.
-    given = [anchor for anchor in found if anchor.kind != "word" and task.find(anchor)]
-    soft = [anchor for anchor in found if not anchor.hard and not task.find(anchor)] + given
+    told = [anchor for anchor in found if anchor.kind != "word" and given(anchor)]
+    soft = [anchor for anchor in found if not anchor.hard and not given(anchor)] + told
     return _placed(claim, evidence.usable, needed, soft)
 
 
@@ -97,7 +97,15 @@ def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: li
         misread = _other_field(result, needed, words, group)
         if misread is not None:
             continue
-        return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
+        pointer = _pointer(result, group)
+        # A pair (max_conns=4), a field's number (revision 37) or a quote names what its value is.
+        named = len(needed) + sum(anchor.kind in ("pair", "keyed", "quote") for anchor in needed)
+        if named + _bound(result, group, soft) < 2:
+            # One figure alone, in a record that names nothing else of the claim: it is there, but
+            # whether it is the thing the claim says it is takes reading, not matching.
+            why = f"{_named(needed)} is in {_tool(result)}, but nothing else the claim names ties it to that record"
+            return LocalVerdict(UNDECIDABLE, why, pointer)
+        return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", pointer)
     if misread is not None:
         return LocalVerdict(UNSUPPORTED, misread)
     for result in usable:
@@ -109,7 +117,7 @@ def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: li
 
 
 def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
-    """How many of the claim's names (not its plain words) the group's record also mentions."""
+    """How many of the claim's names and counts (not its plain words) the group's record also holds."""
     record = group.nearest_record()
     names = [anchor for anchor in soft if anchor.kind != "word"]
     return sum(
@@ -134,32 +142,52 @@ def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]
 
 
 def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset[str], group: Node) -> str | None:
-    """Why a figure found in `group` is the value of another field than the claim names, if it is."""
+    """Why a figure found in `group` is the value of a parallel field the claim does not mean, if it is.
+
+    `"hard": {"limits.memory": "96Gi"}` beside `"used": {"limits.memory": "93Gi"}`: "96Gi used"
+    names the heading of the other field and not this one's, so it means the other field.
+    """
     record = group.nearest_record()
     for anchor in anchors:
+        if anchor.kind == "time":
+            misread = _other_time(result, anchor, words, record)
+            if misread is not None:
+                return misread
         if anchor.kind != "number":
             continue
-        spans = [span for span in result.index.find(anchor) if record.start <= span[0] < record.end]
-        if not spans:
-            continue
-        own = max((key_words(result, start) for start, _ in spans), key=lambda name: len(words & name))
-        named = len(words & own)
         everywhere = result.index.find(anchor)
-        rivals = [
-            (len(words & rival), rival, figure)
-            for rival, figure, start in keyed_figures(result)
-            if not any(low <= start < high for low, high in everywhere)
-        ]
-        best = max(rivals, key=lambda rival: rival[0], default=None)
-        if best is not None and best[0] >= 2 and best[0] > named:
-            return (
-                f"`{anchor.text}` is the value of {_field(own)}, but the claim speaks of {_field(best[1])} ({best[2]})"
-            )
+        names = [field_name(result, start) for start, _ in everywhere if record.start <= start < record.end]
+        own = max(names, key=lambda name: len(words & name.words), default=None)
+        if own is None or not own.key:
+            continue
+        for rival, figure, start in keyed_figures(result):
+            if rival.key != own.key or any(low <= start < high for low, high in everywhere):
+                continue
+            if words & (rival.path - own.path) and not words & (own.path - rival.path):
+                return (
+                    f"`{anchor.text}` is the value of {_field(own.words)}, but the claim speaks of "
+                    f"{_field(rival.words)} ({figure})"
+                )
+    return None
+
+
+def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], record: Node) -> str | None:
+    """A record's times have names (`lastScheduleTime`, `lastSuccessfulTime`): the claim names another."""
+    found = [start for start, _ in result.index.find(anchor) if record.start <= start < record.end]
+    if not found:
+        return None
+    own = field_name(result, found[0])
+    for start in result.index.moment_starts(record.start, record.end):
+        rival = field_name(result, start)
+        if start in found or not rival.key or rival.key == own.key:
+            continue
+        if words & (rival.key - own.key) and not words & (own.key - rival.key):
+            return f"`{anchor.text}` is the time of {_field(own.key)}, but the claim speaks of {_field(rival.key)}"
     return None
 
 
 def claim_words(claim: str) -> frozenset[str]:
-    return frozenset(stem(word) for word in _WORDS.findall(claim) if word.lower() not in STOPWORDS)
+    return frozenset(stem(word) for word in _WORDS.findall(claim) if len(word) > 2 and word.lower() not in STOPWORDS)
 
 
 def _field(words: frozenset[str]) -> str:
@@ -169,11 +197,16 @@ def _field(words: frozenset[str]) -> str:
 def _combined(verdicts: list[LocalVerdict]) -> LocalVerdict:
     refuted = [verdict for verdict in verdicts if verdict.verdict == UNSUPPORTED]
     if refuted:
-        return LocalVerdict(UNSUPPORTED, "; ".join(verdict.reason for verdict in refuted))
+        return LocalVerdict(UNSUPPORTED, _reasons(refuted))
     backed = [verdict for verdict in verdicts if verdict.verdict == SUPPORTED]
     if not backed:
         return verdicts[0] if len(verdicts) == 1 else LocalVerdict(UNDECIDABLE, verdicts[0].reason)
-    return LocalVerdict(SUPPORTED, "; ".join(verdict.reason for verdict in backed), backed[0].pointer)
+    pointer = next((verdict.pointer for verdict in backed if verdict.pointer is not None), None)
+    return LocalVerdict(SUPPORTED, _reasons(backed), pointer)
+
+
+def _reasons(verdicts: list[LocalVerdict]) -> str:
+    return "; ".join(dict.fromkeys(verdict.reason for verdict in verdicts))  # each reason once, in order
 
 
 def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | None]]:
@@ -191,9 +224,11 @@ def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | N
             continue
         if isinstance(value, str) and value.strip():
             claims.append((f"{key}: {value.strip()}", statement_anchors(value)))
-        elif isinstance(value, int | float):
-            reading = Reading("plain", float(value), 0.5 if isinstance(value, int) else 0.0)
+        elif isinstance(value, int):  # an id or a count: exactly this number
+            reading = Reading("plain", float(value), 0.0)
             claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), len(str(value)), True)]))
+        elif isinstance(value, float):  # a measurement: as precise as it was written
+            claims.append((f"{key}: {value}", statement_anchors(repr(value))))
     return claims
 
 

@@ -39,7 +39,7 @@ class Located:
 def locate(claim: str, quoted: str, evidence: StepEvidence, entry_calls: Mapping[int, str | None]) -> Located:
     fragments = _fragments(quoted)
     preferred = _preferred(quoted, entry_calls)
-    results = sorted(evidence.results, key=lambda result: result.call_id != preferred)
+    results = sorted(evidence.usable, key=lambda result: result.call_id != preferred)  # an error backs nothing
     for result in results:
         span = _quote_span(result.text, fragments)
         if span is not None:

@@ -154,15 +154,16 @@ def common_ancestor(first: Node, second: Node) -> Node:
 
 
 def parse(text: str) -> Node:
+    lines = _lines(text)
+    # One object per line: lines that open an object at their very start (pretty JSON indents its inner ones).
+    json_lines = sum(1 for start, _ in lines if text[start : start + 1] == "{")
+    if len(lines) >= 2 and json_lines >= len(lines) * 0.6:
+        return _ndjson(text, lines)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
         root = _json_document(text, len(text) - len(stripped))
         if root is not None:
             return root
-    lines = _lines(text)
-    json_lines = sum(1 for start, end in lines if text[start:end].lstrip()[:1] == "{")
-    if lines and json_lines >= max(2, len(lines) * 0.6):
-        return _ndjson(text, lines)
     return _text_tree(text, lines)
 
 
@@ -380,6 +381,8 @@ def _shifted(node: Node, offset: int) -> Node:
 
 def _indent(line: str) -> int:
     content = line.lstrip()
+    if " | " in line or _TABLE_RULE.match(line):
+        return 0  # psql pads its table with a leading space: that is alignment, not nesting
     # A YAML list item sits one step inside its key even when written at the key's own indentation.
     return len(line) - len(content) + (1 if content.startswith("- ") else 0)
 

@@ -18,6 +18,9 @@ _MON = r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _CLOCK = r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d)(?:[.,]\d{1,9})?)?"
 _ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-](?:[01]\d|2[0-3]):?[0-5]\d)\b)?"
 _PATTERNS = (
+    # as answers join them: 21:14 UTC on 11 September 2024; 11 Sep 2024 at 21:14
+    re.compile(rf"(?<![\d:.]){_CLOCK}{_ZONE},? on (?P<d>[0-3]?\d)(?:st|nd|rd|th)? {_MON}(?:,? (?P<y>\d{{4}}))?", re.I),
+    re.compile(rf"(?<![\d.:/])(?P<d>[0-3]?\d)(?:st|nd|rd|th)? {_MON}(?:,? (?P<y>\d{{4}}))?,? at {_CLOCK}{_ZONE}", re.I),
     # 2024-06-11T13:41:07.123Z, 2024-06-11 13:41, 2024/06/11 13:41:07 +02:00
     re.compile(rf"(?<!\d)(?P<y>\d{{4}})[-/](?P<mo>[01]\d)[-/](?P<d>[0-3]\d)(?:[T ]|, ?){_CLOCK}{_ZONE}", re.I),
     # 11/Jun/2024:13:41:07 +0000 (nginx, apache)
@@ -35,6 +38,8 @@ _PATTERNS = (
     # a clock alone: 13:41, 13:41:07Z, 13:41 UTC
     re.compile(rf"(?<![\d:.]){_CLOCK}{_ZONE}(?![\d:])", re.I),
 )
+# Every reading below needs one of these: most statements and many results hold none.
+_ANY_MOMENT = re.compile(r"\d:\d\d|\d{4}-\d\d-\d\d|\d{10}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)", re.I)
 _EPOCH = re.compile(r"(?<![\d.])(?P<n>1[0-9]{9}(?:[0-9]{3}){0,3})(?:\.(?P<f>\d+))?(?![\d])")
 _EPOCH_RANGE = (datetime(2001, 9, 9, tzinfo=UTC).timestamp(), datetime(2040, 1, 1, tzinfo=UTC).timestamp())
 
@@ -62,6 +67,8 @@ def find_moments(text: str) -> list[Moment]:
     """Every moment written in `text`, the longest reading first where readings overlap."""
     found: list[Moment] = []
     taken: list[tuple[int, int]] = []
+    if not _ANY_MOMENT.search(text):
+        return found
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             if any(start < match.end() and match.start() < end for start, end in taken):

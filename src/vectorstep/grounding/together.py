@@ -28,41 +28,62 @@ def find_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anc
     if not hard:
         return None
     shape = result.shape
-    leaves: dict[str, list[Node]] = {}
+    found: dict[str, list[Occurrence]] = {}
     for anchor in hard:
-        found = result.index.find(anchor)[:MAX_OCCURRENCES]
-        if not found:
-            return None
-        leaves[anchor.key] = [shape.leaf_at(start) for start, _ in found]
-    _drop_bare_point_times(hard, leaves)
-    if any(not found for found in leaves.values()):
+        spans = result.index.find(anchor)[:MAX_OCCURRENCES]
+        found[anchor.key] = [(shape.leaf_at(start), start) for start, _ in spans]
+    _drop_bare_point_times(hard, found)
+    if any(not occurrences for occurrences in found.values()):
         return None
-    order = sorted(hard, key=lambda anchor: len(leaves[anchor.key]))
-    for start in leaves[order[0].key]:
-        group = _group(start, [leaves[anchor.key] for anchor in order[1:]])
+    order = sorted(hard, key=lambda anchor: len(found[anchor.key]))
+    others = [found[anchor.key] for anchor in order[1:]]
+    for start in found[order[0].key]:
+        group = _group(result.text, start, others)
         if group is not None and _mentions_soft(result, group, soft):
             return group
     return None
 
 
-def _drop_bare_point_times(hard: Sequence[Anchor], leaves: dict[str, list[Node]]) -> None:
+Occurrence = tuple[Node, int]  # the leaf an anchor was found in, and where
+
+
+def _drop_bare_point_times(hard: Sequence[Anchor], found: dict[str, list[Occurrence]]) -> None:
     """Every series of a range query has a point at every step: a time says something of a point
     only together with the figure at that point ("4.87s at 13:56"), never alone."""
-    with_figures = {id(leaf) for anchor in hard if anchor.kind == "number" for leaf in leaves[anchor.key]}
+    with_figures = {id(leaf) for anchor in hard if anchor.kind == "number" for leaf, _ in found[anchor.key]}
     for anchor in hard:
         if anchor.kind == "time":
-            leaves[anchor.key] = [leaf for leaf in leaves[anchor.key] if not leaf.point or id(leaf) in with_figures]
+            found[anchor.key] = [
+                (leaf, at) for leaf, at in found[anchor.key] if not leaf.point or id(leaf) in with_figures
+            ]
 
 
-def _group(start: Node, others: list[list[Node]]) -> Node | None:
-    group = start
+def _group(text: str, start: Occurrence, others: list[list[Occurrence]]) -> Node | None:
+    leaf, position = start
+    group = leaf
     for occurrences in others:
-        nearest = max((common_ancestor(start, other) for other in occurrences), key=_depth)
+        nearest = max((_common(text, leaf, position, other, at) for other, at in occurrences), key=_depth)
         if nearest.collection:
             return None  # its nearest occurrence is in another record
         if _depth(nearest) < _depth(group):
             group = nearest
     return group
+
+
+def _common(text: str, leaf: Node, position: int, other: Node, at: int) -> Node:
+    """Where two occurrences meet; within one long value (a ticket's description, a log message) two
+    lines are two records: "Phase 1 (2024-04-02)" and "Phase 3" are not said together."""
+    node = common_ancestor(leaf, other)
+    if node is leaf and leaf.end - leaf.start > LONG_VALUE:
+        low, high = sorted((position, at))
+        between = text[low:high]
+        if "\n" in between or "\\n" in between:
+            return _LINES_APART
+    return node
+
+
+LONG_VALUE = 200
+_LINES_APART = Node(0, 0, collection=True)
 
 
 def _depth(node: Node) -> int:

@@ -16,6 +16,7 @@ is marked in place with how much was left out.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +32,10 @@ HEAD_SHARE = 0.1
 FRAGMENT_CONTEXT = 90  # around an anchor inside a line too long to show whole
 LEAF_MAX = 320
 MAX_MATCHES_PER_ANCHOR = 40
-MAX_CANDIDATES = 300
+MAX_CANDIDATES = 200
 MARKER_ESTIMATE = 22
 REPEAT = 0.15  # what an anchor is worth in a second record
+MIN_SCORE = 0.005
 WEIGHTS = {"hard": 4.0, "name": 2.0, "word": 1.0}
 
 
@@ -62,21 +64,32 @@ def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
     length = _rendered_length(text, chosen)
     units, weights = _units(shape, ResultIndex(text), anchors, budget)
     covered: set[str] = set()
-    while units:
-        best: tuple[float, int] | None = None
-        for position, unit in enumerate(units):
-            gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
-            cost = _added(chosen, unit.spans)
-            if gain > 0 and length + cost <= budget and (best is None or gain / (cost + 40) > best[0]):
-                best = (gain / (cost + 40), position)
-        if best is None:
-            break
-        unit = units.pop(best[1])
-        attempt = _merge([*chosen, *unit.spans])
+
+    def score(unit: _Unit) -> float:
+        gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
+        cost = _added(chosen, unit.spans)
+        value = gain / (cost + 40)
+        # Budget is a ceiling, not a target: a record that adds only repeats or common words costs the
+        # judge more reading than it gives.
+        return value if gain > 0 and value >= MIN_SCORE and length + cost <= budget else 0.0
+
+    # Lazy greedy: a unit's score only changes when something is chosen, so each round re-scores
+    # the best candidates only, until the best one's fresh score still leads.
+    queue = [(-score(unit), position) for position, unit in enumerate(units)]
+    heapq.heapify(queue)
+    while queue:
+        _, position = heapq.heappop(queue)
+        fresh = score(units[position])
+        if fresh <= 0:
+            continue
+        if queue and -fresh > queue[0][0] + 1e-12:
+            heapq.heappush(queue, (-fresh, position))
+            continue
+        attempt = _merge([*chosen, *units[position].spans])
         attempt_length = _rendered_length(text, attempt)
         if attempt_length <= budget:  # the estimate was close; the rendering decides
             chosen, length = attempt, attempt_length
-            covered |= unit.anchors
+            covered |= units[position].anchors
     if not covered:
         return head_only(text, budget)
     return render(text, chosen)

@@ -1,0 +1,124 @@
+"""Anchors: what a statement says, found in tool output however the tool wrote it."""
+
+from __future__ import annotations
+
+import pytest
+
+from vectorstep.grounding.anchors import statement_anchors
+from vectorstep.grounding.finding import ResultIndex
+from vectorstep.grounding.timestamps import find_moments, same_moment
+
+
+def found(claim: str, text: str) -> bool:
+    """Every hard anchor of `claim` is somewhere in `text`."""
+    anchors = [anchor for anchor in statement_anchors(claim) if anchor.hard]
+    assert anchors, f"no hard anchor in {claim!r}"
+    index = ResultIndex(text)
+    return all(index.find(anchor) for anchor in anchors)
+
+
+@pytest.mark.parametrize(
+    ("claim", "text"),
+    [
+        ("the error ratio is 4.2%", '{"value":[1718113320,"0.04213"]}'),
+        ("error ratio about 4%", "ratio=0.0412"),
+        ("limit 512Mi", '"memory": 536870912'),
+        ("limit 512Mi", "Limits:\n  memory: 512Mi"),
+        ("heap at ~1.99GB", "old_gen_used_bytes 1991245824"),
+        ("old gen 1.99e9 bytes", "used=1991245824"),
+        ("p99 reached 4.87s", '[1718114160,"4.871936507936508"]'),
+        ("p99 of 1.5s", '"duration_ms": 1500'),
+        ("took 1.5s", "took 1500ms"),
+        ("ran for 9m42s", "elapsed 582s"),
+        ("ran for almost 10 minutes", "elapsed 9m42s"),
+        ("lag of 1.2M messages", "LAG 1204331"),
+        ("lag of 1,204,331", "lag=1204331"),
+        ("1.9k/s rejected", '"1972.4"'),
+        ("deploy 4f2a9c1", '"sha": "4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f"'),
+        ("commit 4f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f", "deployed 4f2a9c1 at noon"),
+        ("ticket OPS-1234", '{"key":"OPS-1234"}'),
+        ("max_conns=4 after the deploy", "max_conns: 4 source=default"),
+        ("revision 37 is the target", "REVISION  CHANGE-CAUSE\n36        a\n37        b"),
+        ("partition 7 lags", '{"partition": 7, "lag": 48912}'),
+    ],
+    ids=lambda value: value[:24],
+)
+def test_a_value_is_found_in_the_form_the_tool_wrote(claim: str, text: str) -> None:
+    assert found(claim, text)
+
+
+@pytest.mark.parametrize(
+    ("claim", "text"),
+    [
+        ("p99 reached 4.87s", '[1718114160,"4.91"]'),  # another figure
+        ("limit 512Mi", '"memory": 268435456'),
+        ("route /v1/cart", '"route":"/v1/cart/items"'),  # a longer name is another name
+        ("deploy 4f2a9c1", '"sha": "4f2a9c2e8b7d"'),
+        ("max_conns=4", "max_conns=40"),
+        ("revision 37 is the target", "REVISION  CHANGE-CAUSE\n36        a\n38        37 fixes"),
+        ("partition 7 lags", '{"partition": 3, "lag": 7}'),
+        ("took 30s", "retries: 30"),  # a short figure with a unit is not any bare 30
+    ],
+    ids=lambda value: value[:24],
+)
+def test_a_similar_but_different_value_is_not_found(claim: str, text: str) -> None:
+    assert not found(claim, text)
+
+
+@pytest.mark.parametrize(
+    ("claimed", "printed"),
+    [
+        ("13:41Z", "2024-06-11T13:41:07Z"),
+        ("13:41 UTC", "2024-06-11T15:41:07+02:00"),
+        ("13:41", "1718113267"),  # epoch seconds
+        ("13:41:07", "1718113267123"),  # milliseconds
+        ("13:41", '"1718113267000000000"'),  # Loki's nanoseconds
+        ("Jun 11 13:41", "Jun 11 13:41:07 node-3 kubelet[812]: ..."),
+        ("13:41:07 UTC", '10.1.2.3 - - [11/Jun/2024:13:41:07 +0000] "GET / HTTP/1.1"'),
+        ("13:41", "I0611 13:41:07.123456    1 kubelet.go:2412] PLEG is not healthy"),
+        ("on 11 June", "2024-06-11T09:00:00Z"),
+        ("2024-06-11", "Tue, 11 Jun 2024 13:41:07 GMT"),
+    ],
+)
+def test_a_moment_is_the_same_moment_in_every_format(claimed: str, printed: str) -> None:
+    claim = find_moments(claimed)[0]
+    assert any(same_moment(claim, moment) for moment in find_moments(printed))
+
+
+@pytest.mark.parametrize(
+    ("claimed", "printed"),
+    [
+        ("13:41Z", "2024-06-11T13:42:07Z"),
+        ("13:41 UTC", "2024-06-11T13:41:07+02:00"),  # that is 11:41 UTC
+        ("Jun 12 13:41", "Jun 11 13:41:07 node-3 kubelet[812]: ..."),
+        ("13:41:08", "2024-06-11T13:41:07Z"),
+    ],
+)
+def test_another_moment_is_not_the_same(claimed: str, printed: str) -> None:
+    claim = find_moments(claimed)[0]
+    assert not any(same_moment(claim, moment) for moment in find_moments(printed))
+
+
+def test_a_deployment_is_found_in_its_pods_names_but_not_in_another_deployments() -> None:
+    name = next(anchor for anchor in statement_anchors("checkout-api was OOMKilled") if anchor.kind == "name")
+    assert ResultIndex("checkout-api-7f9c6d5b4-x2kqp OOMKilled").find(name)
+    assert not ResultIndex("checkout-api-canary OOMKilled").find(name)
+
+
+def test_counts_and_words_are_soft_figures_and_ids_are_hard() -> None:
+    anchors = {
+        anchor.text: anchor for anchor in statement_anchors("checkout-7d9f restarted 6 times at 13:41Z, 4.2% errors")
+    }
+    assert anchors["checkout-7d9f"].hard and anchors["13:41Z"].hard and anchors["4.2%"].hard
+    assert not anchors["6"].hard  # a short count matches everywhere; it only tells records apart
+    assert "3x" not in {anchor.text for anchor in statement_anchors("latency rose 3x")}  # a ratio the agent computed
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["\x00" * 50, "9" * 5000, "1e999999 " * 100, "𝟙𝟚𝟛:45Z \ud800", "((((" * 2000, "revision " * 3000 + "7"],
+    ids=["nul", "digits", "exponents", "unicode", "brackets", "keywords"],
+)
+def test_hostile_statements_and_results_are_read_without_failing(hostile: str) -> None:
+    for anchor in statement_anchors(hostile):
+        ResultIndex(hostile).find(anchor)

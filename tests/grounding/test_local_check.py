@@ -1,0 +1,167 @@
+"""The anchor check and evidence pointers: claims checked, and their evidence located, without a model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vectorstep.grounding.evidence import StepEvidence, ToolResult
+from vectorstep.grounding.local_check import answer_claims, check_claim, check_statement
+from vectorstep.grounding.pointers import locate
+
+TASK = "Alert CheckoutLatencyHigh on checkout-api (namespace shop) since 2024-06-11T13:52:30Z. Investigate."
+DEPLOYS = json.dumps(
+    {
+        "deploys": [
+            {"id": "dep-4940", "version": "4f2a9c1", "started_at": "2024-06-11T13:41:07Z", "status": "succeeded"},
+            {"id": "dep-4939", "version": "91be0d3", "started_at": "2024-06-10T09:12:44Z", "status": "succeeded"},
+        ]
+    },
+    separators=(",", ":"),
+)
+SERIES = json.dumps(
+    {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [
+                {"metric": {"route": "/v1/cart"}, "values": [[1718113800, "0.21"], [1718114160, "0.22"]]},
+                {"metric": {"route": "/v1/checkout/confirm"}, "values": [[1718113800, "0.84"], [1718114160, "4.8719"]]},
+            ],
+        },
+    }
+)
+LOGS = "\n".join(
+    [
+        "2024-06-11T13:40:02Z INFO pool configured max_conns=40 pod=checkout-api-7f9c6d5b4-old01",
+        "2024-06-11T13:42:11Z INFO pool configured max_conns=4 pod=checkout-api-7f9c6d5b4-new01",
+        "2024-06-11T13:44:03Z ERROR db acquire: acquire timed out after 5s status=503 pod=checkout-api-7f9c6d5b4-new01",
+    ]
+)
+QUOTA = json.dumps({"status": {"hard": {"limits.memory": "96Gi"}, "used": {"limits.memory": "93Gi"}}})
+ERROR = "Error: deploy 5c1d2e7 not found"
+
+
+def evidence() -> StepEvidence:
+    results = [("deploys__list", DEPLOYS), ("metrics__query_range", SERIES), ("logs__search", LOGS)]
+    tools = [ToolResult(f"c{n}", name, text, False, True) for n, (name, text) in enumerate(results)]
+    tools.append(ToolResult("c3", "k8s__get", QUOTA, False, True))
+    tools.append(ToolResult("c4", "deploys__get", ERROR, True, True))
+    return StepEvidence(TASK, tools)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "deploy dep-4940 of 4f2a9c1 started at 13:41Z",
+        "p99 of /v1/checkout/confirm reached about 4.87s",
+        "p99 of /v1/checkout/confirm rose from 0.84s to 4.87s",
+        "new pods run with max_conns=4",
+        "requests fail with status=503 after 'acquire timed out after 5s'",
+        "the quota's hard limit for limits.memory is 96Gi",
+        "max_conns=40 before and max_conns=4 after the deploy",  # two facts, each backed
+    ],
+)
+def test_a_claim_whose_anchors_are_together_in_one_record_is_supported(claim: str) -> None:
+    verdict = check_claim(claim, evidence())
+    assert verdict.verdict == "supported", verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ("deploy dep-4939 started at 13:41Z", "not together in one record"),  # 13:41 is dep-4940's
+        ("p99 of /v1/cart reached 4.87s", "not together"),  # 4.87 is the confirm route's
+        ("the rollback target is 5c1d2e7", "in no tool result"),  # only in an error result
+        ("p99 reached 6.3s", "in no tool result"),
+        ("limits.memory used is 96Gi", "is the value of"),  # 96Gi is the hard limit, not what is used
+    ],
+)
+def test_a_decoy_or_an_invention_is_unsupported_and_says_why(claim: str, why: str) -> None:
+    verdict = check_claim(claim, evidence())
+    assert verdict.verdict == "unsupported"
+    assert why in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "only the checkout pods are affected",  # an entity, no figure
+        "deploy 4f2a9c1 caused the latency spike",  # a cause: a record cannot show one
+    ],
+)
+def test_causal_and_entity_claims_are_undecidable(claim: str) -> None:
+    assert check_claim(claim, evidence()).verdict == "undecidable"
+
+
+def test_a_lone_figure_that_is_there_is_undecidable_not_supported() -> None:
+    # 4.87 is in the results, but nothing in the claim ties it to a record: it could be anyone's.
+    verdict = check_claim("the slowest route reached 4.87s", evidence())
+    assert verdict.verdict == "undecidable" and "nothing else the claim names" in verdict.reason
+    assert verdict.pointer is not None and verdict.pointer.call_id == "c1"
+
+
+def test_what_the_task_says_is_given() -> None:
+    assert check_claim("the alert has fired since 13:52Z on checkout-api", evidence()).reason == "restates the task"
+
+
+def test_a_supported_claim_points_at_its_record() -> None:
+    verdict = check_claim("deploy dep-4940 of 4f2a9c1 started at 13:41Z", evidence())
+    assert verdict.pointer is not None and verdict.pointer.call_id == "c0"
+    assert DEPLOYS[verdict.pointer.start : verdict.pointer.end].startswith('{"id":"dep-4940"')
+    assert verdict.pointer.excerpt.endswith('"status":"succeeded"}')
+
+
+def test_local_grounding_reads_the_answers_supports_and_extra_fields() -> None:
+    answer = {
+        "summary": "ignored here",
+        "reasoning": {"supports": ["dep-4940 shipped 4f2a9c1; p99 of /v1/cart reached 4.87s"]},
+        "deploy_id": "dep-4940",
+        "p99_seconds": 4.87,
+        "rollback_revision": 4939,
+    }
+    claims = answer_claims(answer)
+    assert [text for text, _ in claims] == [
+        "dep-4940 shipped 4f2a9c1; p99 of /v1/cart reached 4.87s",
+        "deploy_id: dep-4940",
+        "p99_seconds: 4.87",
+        "rollback_revision: 4939",
+    ]
+    verdicts = [check_statement(text, evidence(), anchors).verdict for text, anchors in claims]
+    # One clause of the first is a decoy. A lone id or figure that is there is not evidently the thing
+    # the field names: undecidable. 4939 is only part of an id (dep-4939), not a number printed.
+    assert verdicts == ["unsupported", "undecidable", "undecidable", "unsupported"]
+
+
+@pytest.mark.parametrize(
+    ("quoted", "expected"),
+    [
+        ('[2] "id":"dep-4940","version":"4f2a9c1"', '"id":"dep-4940","version":"4f2a9c1"'),
+        ("[6] pool configured   MAX_CONNS=4", "pool configured max_conns=4"),  # spacing and case
+        (
+            "[6] 13:44:03Z ERROR db acquire … status=503",
+            "13:44:03Z ERROR db acquire: acquire timed out after 5s status=503",
+        ),
+    ],
+)
+def test_the_judges_quote_is_located_in_the_whole_result(quoted: str, expected: str) -> None:
+    located = locate("some claim", quoted, evidence(), {2: "c0", 4: "c1", 6: "c2"})
+    assert located.pointer is not None and located.pointer.found_by == "quote"
+    assert located.pointer.excerpt == expected and not located.not_found
+
+
+def test_a_paraphrase_is_located_by_its_anchors() -> None:
+    located = locate("dep-4940 started at 13:41Z", "the deploy list shows it", evidence(), {})
+    assert located.pointer is not None and located.pointer.found_by == "anchors"
+    assert located.pointer.excerpt.startswith('{"id":"dep-4940"')
+
+
+def test_evidence_that_is_in_no_tool_result_is_flagged() -> None:
+    located = locate("the rollback target is 5c1d2e7", '[2] "version":"5c1d2e7"', evidence(), {2: "c0"})
+    assert located.pointer is None and located.not_found
+
+
+def test_evidence_quoted_from_the_task_is_not_flagged() -> None:
+    located = locate("the alert", "CheckoutLatencyHigh on checkout-api", evidence(), {})
+    assert located.pointer is None and not located.not_found
