@@ -64,13 +64,16 @@ class StepEvidence:
         return ResultIndex("\n".join(self.arguments))
 
     def given(self, anchor: Anchor) -> bool:
-        """Told, not discovered: in the task, or a name the agent passed to its own tools.
+        """Told, not discovered: in the task; or a name the agent chose for its own calls (the
+        cluster it queried) that no result repeats.
 
         A figure in the arguments (`limit=25`, `step=60s`) says what was asked, not what was found.
         """
         if self.task_index.find(anchor):
             return True
-        return anchor.kind not in ("number", "time") and bool(self.arguments_index.find(anchor))
+        if anchor.kind in ("number", "time") or not self.arguments_index.find(anchor):
+            return False
+        return not any(result.index.find(anchor) for result in self.usable)
 
     @property
     def usable(self) -> list[ToolResult]:
