@@ -70,7 +70,7 @@ _UNITS: dict[str, tuple[str, float]] = {
 _SIZE_STEPS = "kmgtp"
 # "about 430MB" for 431702016: a figure written as approximate is taken as one.
 _APPROXIMATE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|close to|~|≈)\s?$", re.I)
-APPROXIMATE_SHARE = 0.05
+APPROXIMATE_SHARE = 0.01  # and at least two steps of the last digit written
 _STOPWORD_TEXT = """
 the and for are was were has had have not but its this that with from into than then they them
 when what which while where also only over under more most some such very each both because
@@ -258,7 +258,7 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
     readings = _readings(value, decimals, unit)
     if _APPROXIMATE.search(match.string, max(0, match.start() - 16), match.start()):
         readings = [
-            Reading(r.family, r.value, max(r.tolerance, abs(r.value) * APPROXIMATE_SHARE), approximate=True)
+            Reading(r.family, r.value, max(2 * r.tolerance, abs(r.value) * APPROXIMATE_SHARE), approximate=True)
             for r in readings
         ]
     rate = bool(match.group("rate"))
