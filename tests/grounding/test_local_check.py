@@ -165,3 +165,21 @@ def test_evidence_that_is_in_no_tool_result_is_flagged() -> None:
 def test_evidence_quoted_from_the_task_is_not_flagged() -> None:
     located = locate("the alert", "CheckoutLatencyHigh on checkout-api", evidence(), {})
     assert located.pointer is None and not located.not_found
+
+
+def test_a_hostile_answer_is_looked_up_within_bounds() -> None:
+    answer = {
+        "reasoning": {"supports": ["\x00" * 10, "9" * 50_000, *[f"dep-{n} at 13:{n % 60:02d}Z" for n in range(5000)]]},
+        "nested": {"deep": [[["x"]]]},
+        "flag": True,
+        "nan": float("nan"),
+    }
+    claims = answer_claims(answer)
+    assert len(claims) <= 100 and all(len(text) <= 2100 for text, _ in claims)
+    for text, anchors in claims[:20]:
+        assert check_statement(text, evidence(), anchors).verdict in ("supported", "unsupported", "undecidable")
+
+
+def test_a_hostile_quote_is_located_without_failing() -> None:
+    located = locate("claim", "[2] " + "(.*)+" * 5000 + "\x00\ud800", evidence(), {2: "c0"})
+    assert located.pointer is None and located.not_found

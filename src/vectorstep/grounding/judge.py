@@ -30,6 +30,9 @@ from vectorstep.prompts import prompt_template
 from vectorstep.spec.trust_blocks import GroundingSpec
 from vectorstep.templating import render_strict
 
+MAX_CLAIMS_EXAMINED = 100
+MAX_CLAIM_CHARS = 2000
+
 
 def answer_for_review(result: ExecutionResult) -> dict[str, Any]:
     """The primary's answer as a reviewer sees it: without `raw_response`, `artifacts` and empty fields."""
@@ -84,7 +87,12 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
     if opinion.result is None:
         return dataclasses.replace(outcome, error=opinion.error)
     output = opinion.result.output
-    claims = [_examined(claim, transcript, evidence) for claim in _claims(output.reasoning)]
+    listed = _claims(output.reasoning)
+    # The judge's answer is untrusted too: only so many claims are located and checked (G counts all).
+    claims = [
+        _examined(claim, transcript, evidence) if number < MAX_CLAIMS_EXAMINED else claim
+        for number, claim in enumerate(listed)
+    ]
     return dataclasses.replace(
         outcome,
         computed=True,
@@ -128,7 +136,8 @@ def _claims(reasoning: Mapping[str, Any] | None) -> list[Claim]:
     for item in listed:
         # Only a real boolean counts: a string "false" from a sloppy judge is not a verdict.
         if isinstance(item, Mapping) and isinstance(item.get("supported"), bool) and item.get("claim"):
-            claims.append(Claim(str(item["claim"]), item["supported"], str(item.get("evidence") or "")))
+            text, evidence = str(item["claim"]), str(item.get("evidence") or "")
+            claims.append(Claim(text[:MAX_CLAIM_CHARS], item["supported"], evidence[:MAX_CLAIM_CHARS]))
     return claims
 
 

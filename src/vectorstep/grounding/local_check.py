@@ -23,6 +23,9 @@ from vectorstep.grounding.together import find_together
 
 SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
 POINTER_RECORD_MAX_CHARS = 2000
+# An answer is untrusted: only so much of it is looked up.
+MAX_STATEMENTS = 100
+MAX_STATEMENT_CHARS = 2000
 _CAUSAL = re.compile(
     r"\b(?:because|caus(?:e|es|ed|ing)|due to|led to|leads? to|lead to|result(?:s|ed)? in|as a result|"
     r"triggered|responsible for|root cause|driven by|explains?|explained|therefore|thereby|which is why|"
@@ -218,18 +221,19 @@ def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | N
         supports = [supports]
     for statement in supports if isinstance(supports, list) else []:
         if isinstance(statement, str) and statement.strip():
-            claims.append((statement.strip(), None))
+            claims.append((statement.strip()[:MAX_STATEMENT_CHARS], None))
     for key, value in answer.items():
         if key in _STANDARD_FIELDS or isinstance(value, bool) or value is None:
             continue
         if isinstance(value, str) and value.strip():
-            claims.append((f"{key}: {value.strip()}", statement_anchors(value)))
+            value = value.strip()[:MAX_STATEMENT_CHARS]
+            claims.append((f"{key}: {value}", statement_anchors(value)))
         elif isinstance(value, int):  # an id or a count: exactly this number
             reading = Reading("plain", float(value), 0.0)
             claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), len(str(value)), True)]))
         elif isinstance(value, float):  # a measurement: as precise as it was written
             claims.append((f"{key}: {value}", statement_anchors(repr(value))))
-    return claims
+    return claims[:MAX_STATEMENTS]
 
 
 def check_statement(statement: str, evidence: StepEvidence, anchors: Sequence[Anchor] | None = None) -> LocalVerdict:
