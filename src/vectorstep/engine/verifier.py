@@ -7,6 +7,7 @@ blind and its own confidence is V. It fires when `trigger.always`, or when
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 
@@ -40,7 +41,10 @@ async def verify(spec: VerifierSpec, primary: ExecutionResult, ask: Ask) -> Veri
     )
     if not fired:
         return outcome
-    prompt = critic_prompt(spec, primary) if spec.mode == "critic" else independent_prompt(primary)
+    # A critic's transcript reads long results by their shape: CPU work, kept off the event loop.
+    prompt = (
+        await asyncio.to_thread(critic_prompt, spec, primary) if spec.mode == "critic" else independent_prompt(primary)
+    )
     agent = getattr(spec.executor_config, "agent", None)
     opinion = await ask_softly(ask, prompt, spec.timeout_seconds, "verifier", agent)
     if opinion.result is None:

@@ -12,6 +12,7 @@ the anchor check alone gives G from the answer's own statements.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -56,8 +57,36 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
         return outcome
     evidence = StepEvidence.of_trace(primary.prompt, primary.trace, primary.full_tool_results)
     answer = answer_for_review(primary)
+    # Reading long results by their shape takes milliseconds of CPU: off the event loop, so a
+    # service's other requests and runs are not held up by it.
     if spec.executor == "local" or ask is None:
-        return local_grounding(outcome, answer, evidence)
+        return await asyncio.to_thread(local_grounding, outcome, answer, evidence)
+    transcript, prompt = await asyncio.to_thread(_judge_request, spec, primary, answer)
+    agent = getattr(spec.executor_config, "agent", spec.agent)
+    opinion = await ask_softly(ask, prompt, spec.timeout_seconds, "grounding", agent)
+    outcome = dataclasses.replace(
+        outcome,
+        reason="error",
+        call=opinion.call,
+        truncated_events=transcript.truncated_events,
+        cut_by_runtime=transcript.cut_by_runtime,
+    )
+    if opinion.result is None:
+        return dataclasses.replace(outcome, error=opinion.error)
+    output = opinion.result.output
+    claims = await asyncio.to_thread(_examined_all, _claims(output.reasoning), transcript, evidence)
+    return dataclasses.replace(
+        outcome,
+        computed=True,
+        reason="computed",
+        score=sum(claim.supported for claim in claims) / len(claims) if claims else output.confidence,
+        judge_reported_score=output.confidence,
+        summary=output.summary,
+        claims=tuple(claims),
+    )
+
+
+def _judge_request(spec: GroundingSpec, primary: ExecutionResult, answer: Mapping[str, Any]) -> tuple[Transcript, str]:
     transcript = build_transcript(
         primary.trace,
         primary.full_tool_results,
@@ -75,33 +104,15 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
             "transcript": transcript.text,
         },
     )
-    agent = getattr(spec.executor_config, "agent", spec.agent)
-    opinion = await ask_softly(ask, prompt, spec.timeout_seconds, "grounding", agent)
-    outcome = dataclasses.replace(
-        outcome,
-        reason="error",
-        call=opinion.call,
-        truncated_events=transcript.truncated_events,
-        cut_by_runtime=transcript.cut_by_runtime,
-    )
-    if opinion.result is None:
-        return dataclasses.replace(outcome, error=opinion.error)
-    output = opinion.result.output
-    listed = _claims(output.reasoning)
+    return transcript, prompt
+
+
+def _examined_all(claims: list[Claim], transcript: Transcript, evidence: StepEvidence) -> list[Claim]:
     # The judge's answer is untrusted too: only so many claims are located and checked (G counts all).
-    claims = [
+    return [
         _examined(claim, transcript, evidence) if number < MAX_CLAIMS_EXAMINED else claim
-        for number, claim in enumerate(listed)
+        for number, claim in enumerate(claims)
     ]
-    return dataclasses.replace(
-        outcome,
-        computed=True,
-        reason="computed",
-        score=sum(claim.supported for claim in claims) / len(claims) if claims else output.confidence,
-        judge_reported_score=output.confidence,
-        summary=output.summary,
-        claims=tuple(claims),
-    )
 
 
 def local_grounding(outcome: GroundingOutcome, answer: Mapping[str, Any], evidence: StepEvidence) -> GroundingOutcome:

@@ -226,8 +226,8 @@ def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | N
         if key in _STANDARD_FIELDS or isinstance(value, bool) or value is None:
             continue
         if isinstance(value, str) and value.strip():
-            value = value.strip()[:MAX_STATEMENT_CHARS]
-            claims.append((f"{key}: {value}", statement_anchors(value)))
+            text = value.strip()[:MAX_STATEMENT_CHARS]
+            claims.append((f"{key}: {text}", statement_anchors(text)))
         elif isinstance(value, int):  # an id or a count: exactly this number
             reading = Reading("plain", float(value), 0.0)
             claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), len(str(value)), True)]))
