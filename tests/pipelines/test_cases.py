@@ -62,6 +62,7 @@ def test_pipeline_case(case: Path, tmp_path: Path) -> None:
             plain = run_cli("runs", "show", record["run_id"], "--config", "vectorstep.yaml", cwd=workdir, env=env)
             for text in expected["show_contains"]:
                 assert text in plain.stdout, plain.stdout
+            assert "(None)" not in plain.stdout, plain.stdout
 
 
 def assert_subset(expected: Any, actual: Any, where: str) -> None:
