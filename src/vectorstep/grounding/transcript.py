@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
@@ -31,9 +32,11 @@ class Transcript:
 
     def hides(self, anchor: Anchor) -> bool:
         """True when `anchor` is in a tool result but not in what the reader was shown of it."""
-        return any(
-            ResultIndex(whole).find(anchor) and not ResultIndex(shown).find(anchor) for whole, shown in self.shortened
-        )
+        return any(whole.find(anchor) and not shown.find(anchor) for whole, shown in self._shortened_indexes)
+
+    @cached_property
+    def _shortened_indexes(self) -> list[tuple[ResultIndex, ResultIndex]]:
+        return [(ResultIndex(whole), ResultIndex(shown)) for whole, shown in self.shortened]
 
     @property
     def text(self) -> str:
