@@ -255,7 +255,7 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
     significant = len(written.replace(".", "").lstrip("0")) or 1
     if unit == "x":
         return None  # "3x": a ratio the agent computed, not something a tool printed
-    readings = _readings(value, decimals, unit)
+    readings = readings_of(value, decimals, unit)
     if _APPROXIMATE.search(match.string, max(0, match.start() - 16), match.start()):
         readings = [
             Reading(r.family, r.value, max(2 * r.tolerance, abs(r.value) * APPROXIMATE_SHARE), approximate=True)
@@ -271,7 +271,7 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
     return Anchor(match.group(0), "number", True, tuple(readings), significant, bare=bare)
 
 
-def _readings(value: float, decimals: int, unit: str) -> list[Reading]:
+def readings_of(value: float, decimals: int, unit: str) -> list[Reading]:
     """Every canonical value the written figure may stand for, each with the tolerance of its writing."""
     step = 10.0**-decimals  # one step of the last digit written
     lowered = unit.lower()

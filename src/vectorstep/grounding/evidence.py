@@ -17,6 +17,7 @@ from vectorstep.domain.signals import EvidencePointer
 from vectorstep.domain.trace import TraceEvent, without_cap_marker
 from vectorstep.grounding.anchors import Anchor
 from vectorstep.grounding.finding import ResultIndex
+from vectorstep.grounding.keys import FieldName, keyed_figures
 from vectorstep.grounding.shapes import Node, Shape
 
 EXCERPT_MAX_CHARS = 400
@@ -37,6 +38,11 @@ class ToolResult:
     @cached_property
     def shape(self) -> Shape:
         return Shape(self.text)
+
+    @cached_property
+    def keyed_figures(self) -> list[tuple[FieldName, str, int]]:
+        """The figures that are a field's whole value, with the field's name (read once, for every claim)."""
+        return keyed_figures(self.shape)
 
     def pointer(self, start: int, end: int, found_by: str) -> EvidencePointer:
         excerpt = self.text[start:end]

@@ -14,14 +14,13 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from vectorstep.grounding.anchors import NUMBER_PATTERN, UNIT_PATTERN, Anchor, Reading, _readings, stem
+from vectorstep.grounding.anchors import NUMBER_PATTERN, UNIT_PATTERN, Anchor, Reading, readings_of, stem
 from vectorstep.grounding.timestamps import Moment, find_moments, same_moment
 
 Span = tuple[int, int]
 _TEXT_NUMBER = re.compile(  # not the parts of a clock (09:41:06) or a date (2024-08-14)
     rf"(?<![\w.])(?<!\d:)(?P<number>{NUMBER_PATTERN})(?P<exponent>[eE][-+]?\d+)?(?:\s?(?P<unit>{UNIT_PATTERN}))?(?![\w]|:\d)"
 )
-# Go and Kubernetes durations: 9m42s, 1h2m, 5m0s, 2m30.5s
 # Go and Kubernetes durations: 9m42s, 1h2m, 5m0s, 2m30.5s (two parts or more; "5s" is read below)
 _GO_DURATION = re.compile(
     r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w])"
@@ -147,7 +146,7 @@ class ResultIndex:
             value = float(written + (match.group("exponent") or ""))
             unit = match.group("unit")
             if unit:
-                readings = tuple((reading.family, reading.value) for reading in _readings(value, 0, unit))
+                readings = tuple((reading.family, reading.value) for reading in readings_of(value, 0, unit))
                 figures.append(_Figure(start, match.end(), (*readings, ("plain", value)), False))
                 continue
             hinted = self._key_unit(start, value)

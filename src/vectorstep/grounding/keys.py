@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vectorstep.grounding.anchors import stem
-from vectorstep.grounding.evidence import ToolResult
-from vectorstep.grounding.shapes import Node
+from vectorstep.grounding.shapes import Node, Shape
 
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S{0,3}$")
@@ -42,13 +41,13 @@ class FieldName:
         return self.key | self.path
 
 
-def field_name(result: ToolResult, start: int) -> FieldName:
-    text = result.text
+def field_name(shape: Shape, start: int) -> FieldName:
+    text = shape.text
     line_start = text.rfind("\n", 0, start) + 1
     inline = _INLINE_KEY.search(text, max(line_start, start - 48), start)
     key: set[str] = set(words_of(inline.group("key"))) if inline else set()
     path: set[str] = set()
-    leaf = result.shape.leaf_at(start)
+    leaf = shape.leaf_at(start)
     for node in [leaf, *leaf.ancestors()]:
         if node.record and node is not leaf:
             break
@@ -59,17 +58,17 @@ def field_name(result: ToolResult, start: int) -> FieldName:
     return FieldName(frozenset(key), frozenset(path - key))
 
 
-def keyed_figures(result: ToolResult) -> list[tuple[FieldName, str, int]]:
+def keyed_figures(shape: Shape) -> list[tuple[FieldName, str, int]]:
     """Every figure that is a field's whole value (`"lag": 48912`, `used_memory: 5.12G`), with its name.
 
     A number inside a longer value (the port of `host:9187`) is not a field of its own.
     """
     found = []
-    for match in _FIGURE.finditer(result.text):
+    for match in _FIGURE.finditer(shape.text):
         start = match.start()
-        if not _DIRECT_KEY.search(result.text, max(0, start - 64), start):
+        if not _DIRECT_KEY.search(shape.text, max(0, start - 64), start):
             continue
-        name = field_name(result, start)
+        name = field_name(shape, start)
         if name.key:
             found.append((name, match.group(0), start))
         if len(found) >= MAX_FIGURES:

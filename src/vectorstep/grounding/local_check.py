@@ -17,7 +17,7 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
 from vectorstep.grounding.anchors import STOPWORDS, Anchor, Reading, statement_anchors, stem
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.keys import field_name, keyed_figures
+from vectorstep.grounding.keys import field_name
 from vectorstep.grounding.shapes import Node
 from vectorstep.grounding.together import find_together
 
@@ -159,11 +159,11 @@ def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset
         if anchor.kind != "number":
             continue
         everywhere = result.index.find(anchor)
-        names = [field_name(result, start) for start, _ in everywhere if record.start <= start < record.end]
+        names = [field_name(result.shape, start) for start, _ in everywhere if record.start <= start < record.end]
         own = max(names, key=lambda name: len(words & name.words), default=None)
         if own is None or not own.key:
             continue
-        for rival, figure, start in keyed_figures(result):
+        for rival, figure, start in result.keyed_figures:
             if rival.key != own.key or any(low <= start < high for low, high in everywhere):
                 continue
             if words & (rival.path - own.path) and not words & (own.path - rival.path):
@@ -179,9 +179,9 @@ def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], recor
     found = [start for start, _ in result.index.find(anchor) if record.start <= start < record.end]
     if not found:
         return None
-    own = field_name(result, found[0])
+    own = field_name(result.shape, found[0])
     for start in result.index.moment_starts(record.start, record.end):
-        rival = field_name(result, start)
+        rival = field_name(result.shape, start)
         if start in found or not rival.key or rival.key == own.key:
             continue
         if words & (rival.key - own.key) and not words & (own.key - rival.key):

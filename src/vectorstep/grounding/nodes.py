@@ -39,6 +39,18 @@ class Node:
             yield node
             node = node.parent
 
+    def context(self, max_identity_chars: int | None = None) -> list[Span]:
+        """What this node is known by: its own and every enclosing node's head and identifying fields."""
+        spans: list[Span] = []
+        for node in [self, *self.ancestors()]:
+            spans.extend(node.head)
+            spans.extend(
+                (each.start, each.end)
+                for each in node.identity
+                if max_identity_chars is None or each.end - each.start <= max_identity_chars
+            )
+        return spans
+
     def nearest_record(self) -> Node:
         node: Node | None = self
         while node is not None:

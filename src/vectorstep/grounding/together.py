@@ -92,10 +92,7 @@ def _depth(node: Node) -> int:
 
 def _mentions_soft(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> bool:
     record = group.nearest_record()
-    context = [(record.start, record.end)]
-    for ancestor in record.ancestors():
-        context.extend(ancestor.head)
-        context.extend((each.start, each.end) for each in ancestor.identity)
+    context = [(record.start, record.end), *record.context()]
     for anchor in soft:
         found = result.index.find(anchor)
         if found and not any(low <= start and end <= high for start, end in found for low, high in context):

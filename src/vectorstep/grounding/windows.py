@@ -24,7 +24,7 @@ from typing import Any
 
 from vectorstep.grounding.anchors import Anchor, answer_statements, statement_anchors
 from vectorstep.grounding.finding import ResultIndex
-from vectorstep.grounding.shapes import Node, Shape, Span
+from vectorstep.grounding.shapes import Shape, Span
 
 MARKER = "… [{omitted:,} characters omitted] …"
 INLINE_MARKER = "…[{omitted:,} chars omitted]…"
@@ -158,23 +158,14 @@ def _unit_spans(shape: Shape, span: Span, whole_max: int) -> list[Span]:
     leaf = shape.leaf_at(span[0])
     record = leaf.nearest_record()
     if record is not shape.root and record.end - record.start <= whole_max:
-        return _merge([(record.start, record.end), *_context(record)])
+        return _merge([(record.start, record.end), *record.context(LEAF_MAX)])
     if leaf.end - leaf.start <= LEAF_MAX:
         shown = [(leaf.start, leaf.end)]
     else:  # a line or a value too long to show whole: its start, and the words around the anchor
         start = _snap(shape.text, max(leaf.start, span[0] - FRAGMENT_CONTEXT), backwards=True)
         end = _snap(shape.text, min(leaf.end, span[1] + FRAGMENT_CONTEXT), backwards=False)
         shown = [(leaf.start, min(leaf.end, leaf.start + 60)), (start, end)]
-    return _merge([*shown, *_context(leaf)])
-
-
-def _context(node: Node) -> list[Span]:
-    """What a node is known by: each enclosing node's head and identifying fields."""
-    spans: list[Span] = []
-    for ancestor in [node, *node.ancestors()]:
-        spans.extend(ancestor.head)
-        spans.extend((each.start, each.end) for each in ancestor.identity if each.end - each.start <= LEAF_MAX)
-    return spans
+    return _merge([*shown, *leaf.context(LEAF_MAX)])
 
 
 def _snap(text: str, position: int, *, backwards: bool) -> int:
