@@ -118,11 +118,11 @@ def _judge_prompt(case: dict[str, Any], answer: dict[str, Any], transcript: Any)
 def anchor_check(cases: list[dict[str, Any]]) -> dict[str, Any]:
     outcomes: dict[str, Counter[tuple[bool, str]]] = defaultdict(Counter)
     for case in cases:
+        arguments = [" ".join(f"{key}={value}" for key, value in call["args"].items()) for call in case["tool_calls"]]
         results = [
-            ToolResult(f"c{n}", call["name"], call["result"], call.get("is_error", False), True)
+            ToolResult(f"c{n}", call["name"], call["result"], call.get("is_error", False), True, arguments[n])
             for n, call in enumerate(case["tool_calls"])
         ]
-        arguments = [" ".join(f"{key}={value}" for key, value in call["args"].items()) for call in case["tool_calls"]]
         evidence = StepEvidence(case["task"], results, arguments)
         for claim in case["claims"]:
             outcomes[claim["kind"]][(claim["supported"], check_claim(claim["claim"], evidence).verdict)] += 1

@@ -102,6 +102,39 @@ def test_a_lone_figure_that_is_there_is_undecidable_not_supported() -> None:
     assert verdict.pointer is not None and verdict.pointer.call_id == "c1"
 
 
+REDIS_INFO = "# Clients\nconnected_clients:10000\nblocked_clients:0\n# Stats\ntotal_connections_received:9120331\nrejected_connections:183344\n"
+COREDNS = ".:53 {\n    errors\n    forward . 10.8.0.53 10.8.0.54\n    cache 30\n}\n"
+OFFSET = '{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1718114160,"94.2"]}]}}'
+
+
+def lone_figures() -> StepEvidence:
+    tools = [
+        ToolResult("c0", "redis__info", REDIS_INFO, False, True),
+        ToolResult("c1", "k8s__get", COREDNS, False, True),
+        ToolResult("c2", "prom__query", OFFSET, False, True, "promql=abs(node_timex_offset_seconds)"),
+    ]
+    return StepEvidence("Alert SessionErrors on session-api. Investigate.", tools)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Redis has rejected 183,344 connections",  # `rejected` is said by its line, not by the others
+        "the node's time offset is about 94 seconds",  # a bare sample is about what its query asks
+    ],
+)
+def test_a_lone_figure_in_a_record_that_says_what_the_claim_speaks_of_is_supported(claim: str) -> None:
+    verdict = check_claim(claim, lone_figures())
+    assert verdict.verdict == "supported", verdict.reason
+    assert "in a record that speaks of" in verdict.reason
+
+
+def test_a_lone_figure_in_a_record_that_says_nothing_of_the_claim_is_unsupported() -> None:
+    # 10.8.0.53 is an upstream in a config, not the resolver that answered a test.
+    verdict = check_claim("the dig test was answered by the resolver at 10.8.0.53", lone_figures())
+    assert verdict.verdict == "unsupported" and "in a record that says nothing of `dig`" in verdict.reason
+
+
 def test_what_the_task_says_is_given() -> None:
     assert check_claim("the alert has fired since 13:52Z on checkout-api", evidence()).reason == "restates the task"
 

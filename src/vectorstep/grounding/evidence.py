@@ -30,10 +30,16 @@ class ToolResult:
     text: str
     is_error: bool
     whole: bool  # False when only the runtime's capped copy arrived
+    # What the agent asked for (`promql=…`): a bare series' figure is about what its query names.
+    asked: str = ""
 
     @cached_property
     def index(self) -> ResultIndex:
         return ResultIndex(self.text)
+
+    @cached_property
+    def asked_index(self) -> ResultIndex:
+        return ResultIndex(self.asked)
 
     @cached_property
     def shape(self) -> Shape:
@@ -89,20 +95,23 @@ class StepEvidence:
     @classmethod
     def of_trace(cls, task: str, trace: Sequence[TraceEvent], full_results: Mapping[str, str]) -> StepEvidence:
         denied = {event.call_id for event in trace if event.type == "tool_denied"}
-        arguments = [_arguments(event.args) for event in trace if event.type == "tool_call" and event.args]
+        asked = {event.call_id: _arguments(event.args) for event in trace if event.type == "tool_call" and event.args}
         results = []
         for event in trace:
             if event.type != "tool_result" or event.call_id in denied:
                 continue
             full = full_results.get(event.call_id or "")
+            asked_of = asked.get(event.call_id, "")
             if full is not None or not event.was_capped:
                 results.append(
-                    ToolResult(event.call_id, event.name, full or event.content or "", bool(event.is_error), True)
+                    ToolResult(
+                        event.call_id, event.name, full or event.content or "", bool(event.is_error), True, asked_of
+                    )
                 )
             else:
                 text = without_cap_marker(event.content or "")
-                results.append(ToolResult(event.call_id, event.name, text, bool(event.is_error), False))
-        return cls(task, results, arguments)
+                results.append(ToolResult(event.call_id, event.name, text, bool(event.is_error), False, asked_of))
+        return cls(task, results, list(asked.values()))
 
 
 def _arguments(args: Mapping[str, Any]) -> str:

@@ -86,13 +86,17 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
     # result speaks of it: a figure of another pod does not back a claim about this one.
     told = [anchor for anchor in found if anchor.kind != "word" and given(anchor)]
     soft = [anchor for anchor in found if not anchor.hard and not given(anchor)] + told
-    return _placed(claim, evidence.usable, needed, soft)
+    words = [anchor for anchor in found if anchor.kind == "word"]
+    return _placed(claim, evidence.usable, needed, soft, words)
 
 
-def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: list[Anchor]) -> LocalVerdict:
+def _placed(
+    claim: str, usable: list[ToolResult], needed: list[Anchor], soft: list[Anchor], plain: list[Anchor]
+) -> LocalVerdict:
     """Every anchor is somewhere: are they together, in a record about what the claim is about?"""
     words = claim_words(claim)
     misread = None
+    lonely = None
     for result in usable:
         group = _together(result, needed, soft)
         if group is None:
@@ -100,23 +104,39 @@ def _placed(claim: str, usable: list[ToolResult], needed: list[Anchor], soft: li
         misread = _other_field(result, needed, words, group)
         if misread is not None:
             continue
-        pointer = _pointer(result, group)
         # A pair (max_conns=4), a field's number (revision 37) or a quote names what its value is.
         named = len(needed) + sum(anchor.kind in ("pair", "keyed", "quote") for anchor in needed)
         if named + _bound(result, group, soft) < 2:
-            # One figure alone, in a record that names nothing else of the claim: it is there, but
-            # whether it is the thing the claim says it is takes reading, not matching.
-            why = f"{_named(needed)} is in {_tool(result)}, but nothing else the claim names ties it to that record"
-            return LocalVerdict(UNDECIDABLE, why, pointer)
-        return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", pointer)
+            lonely = _lone(claim, result, group, needed, plain)
+            if lonely.verdict == SUPPORTED:
+                return lonely
+            continue
+        return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
     if misread is not None:
         return LocalVerdict(UNSUPPORTED, misread)
+    if lonely is not None:
+        return lonely
     for result in usable:
         if _together(result, needed, ()) is not None:
             names = _named([anchor for anchor in soft if result.index.find(anchor)][:3])
             why = f"{_named(needed)} are in {_tool(result)}, but in a record about something else than {names}"
             return LocalVerdict(UNSUPPORTED, why)
     return LocalVerdict(UNSUPPORTED, f"{_named(needed)} are in the tool results, but not together in one record")
+
+
+def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], plain: list[Anchor]) -> LocalVerdict:
+    """One figure, in a record that names nothing else of the claim: do the claim's words tie it there?"""
+    pointer = _pointer(result, group)
+    told, said = _spoken(result, group, plain)
+    found = f"{_named(needed)} is in {_tool(result)}"
+    if told:
+        return LocalVerdict(SUPPORTED, f"{found}, in a record that speaks of {_written(claim, told)}", pointer)
+    if plain and not said:
+        why = f"{found}, but in a record that says nothing of {_written(claim, plain)}"
+        return LocalVerdict(UNSUPPORTED, why, pointer)
+    # The record says what the claim speaks of, but so do its siblings ("deploy" in every deploy):
+    # whether this one is the one meant takes reading, not matching.
+    return LocalVerdict(UNDECIDABLE, f"{found}, but nothing else the claim names ties it to that record", pointer)
 
 
 def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
@@ -126,6 +146,62 @@ def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
     return sum(
         any(record.start <= start and end <= record.end for start, end in result.index.find(anchor)) for anchor in names
     )
+
+
+# Words that name one thing in what tools print and in how people write about it: "memory" is the
+# `heap` of a JVM and the `working_set_bytes` of a container; "errors" are `5xx`.
+_KIN_GROUPS = (
+    "memory mem heap rss working",
+    "connection conn client pool",
+    "request req rps qps traffic throughput",
+    "error err fail failur exception 5xx",
+    "latency duration p99 p95 p50 quantile",
+    "deploy rollout sync releas revision",
+    "version tag imag chart",
+    "disk filesystem storag volum nodefs imagefs",
+    "lag offset behind delay",
+    "node host instanc",
+    "certificat cert tls x509",
+    "restart restartcount",
+    "cpu core millicor",
+)
+_KIN = {word: tuple(group.split()) for group in _KIN_GROUPS for word in group.split()}
+
+
+def _kin(anchor: Anchor) -> list[Anchor]:
+    return [Anchor(word, "word", False) for word in _KIN.get(anchor.text, (anchor.text,))]
+
+
+def _spoken(result: ToolResult, group: Node, words: Sequence[Anchor]) -> tuple[list[Anchor], list[Anchor]]:
+    """The claim's plain words the group's record says: those that tell it from its siblings, and all.
+
+    A lone record (an instant query's one sample, one object) is told by anything it or its query
+    says; one of many (a row, a series, a log line) only by words most of its siblings do not say:
+    "node" in every row of a node table ties a figure to none of them.
+    """
+    record = group.nearest_record()
+    siblings = _siblings(record)
+    context = [(record.start, record.end), *record.context()]
+    told: list[Anchor] = []
+    said: list[Anchor] = []
+    for anchor in words:
+        found = [span for kin in _kin(anchor) for span in result.index.find(kin)]
+        if not any(low <= start and end <= high for start, end in found for low, high in context):
+            if len(siblings) < 2 and any(result.asked_index.find(kin) for kin in _kin(anchor)):
+                told.append(anchor)
+            continue
+        said.append(anchor)
+        holders = {id(sibling) for start, _ in found for sibling in siblings if sibling.start <= start < sibling.end}
+        if len(siblings) < 2 or len(holders) <= max(1, len(siblings) // 3):
+            told.append(anchor)
+    return told, said
+
+
+def _siblings(record: Node) -> list[Node]:
+    parent = record.parent
+    if parent is None or not parent.collection:
+        return [record]
+    return parent.children
 
 
 def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Node | None:
@@ -262,6 +338,15 @@ def _pointer(result: ToolResult, group: Node) -> EvidencePointer:
 
 def _named(anchors: Sequence[Anchor]) -> str:
     return ", ".join(f"`{anchor.text}`" for anchor in anchors) or "its anchors"
+
+
+def _written(claim: str, words: Sequence[Anchor]) -> str:
+    """Up to three of the claim's words as it wrote them (`certificate`, not the stem `certificat`)."""
+    written = []
+    for anchor in words[:3]:
+        match = re.search(rf"\b{re.escape(anchor.text)}\w*", claim, re.I)
+        written.append(f"`{match.group(0) if match else anchor.text}`")
+    return ", ".join(written)
 
 
 def _tool(result: ToolResult) -> str:
