@@ -91,6 +91,26 @@ def test_unknown_service_key_and_weak_token_are_rejected(tmp_path: Path) -> None
     assert messages["auth.tokens[0].token"][0] == 3
 
 
+def test_token_roles_and_teams_are_checked_where_they_are_written(tmp_path: Path) -> None:
+    config = tmp_path / "vectorstep.yaml"
+    config.write_text(
+        "auth:\n  tokens:\n"
+        "    - {name: am, token: 'a-long-enough-token-1'}\n"
+        "    - {name: ops, token: 'a-long-enough-token-2', role: operator, teams: [shop, pay]}\n"
+        "    - {name: boss, token: 'a-long-enough-token-3', role: owner}\n"
+        "    - {name: both, token: 'a-long-enough-token-4', team: shop, teams: [pay]}\n"
+        "    - {name: blank, token: '                   '}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_settings(config)
+    messages = {problem.key_path: (problem.line, problem.message) for problem in raised.value.problems}
+    assert messages["auth.tokens[2].role"][0] == 5 and "operator" in messages["auth.tokens[2].role"][1]
+    assert messages["auth.tokens[3]"][0] == 6 and "not both" in messages["auth.tokens[3]"][1]
+    assert messages["auth.tokens[4].token"][0] == 7 and "blank" in messages["auth.tokens[4].token"][1]
+    assert not any(key.startswith(("auth.tokens[0]", "auth.tokens[1]")) for key in messages)
+
+
 def test_env_variables_fill_secrets_and_vectorstep_python_is_known(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,6 +123,7 @@ def test_env_variables_fill_secrets_and_vectorstep_python_is_known(
     monkeypatch.setenv("AM_TOKEN", "a-long-enough-secret-token")
     settings = load_settings(config)
     assert settings.spec.auth.tokens[0].token == "a-long-enough-secret-token"
+    assert settings.spec.auth.tokens[0].role == "intake"  # a token without a role only posts events
     assert "a-long-enough-secret-token" not in repr(settings.spec.auth)
     assert getattr(settings.spec.mcp_servers["m"], "command", "").endswith(("python", "python3", "python3.11"))
 

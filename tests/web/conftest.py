@@ -16,8 +16,8 @@ from vectorstep.spec.settings import load_settings
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 from vectorstep.web.app import create_app
 
-ALICE = "alice-token-0123456789"  # team shop
-BOB = "bob-token-9876543210ab"  # no team
+ALICE = "alice-token-0123456789"  # admin, team shop
+BOB = "bob-token-9876543210ab"  # admin, no team
 SECRET_HEADER = "hook-secret-value-42"
 
 
@@ -152,7 +152,12 @@ def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
     base: dict[str, Any] = {
         "database": {"url": database_url},
         "mcp_servers": tool_server_config(),
-        "auth": {"tokens": [{"name": "alice", "token": ALICE, "team": "shop"}, {"name": "bob", "token": BOB}]},
+        "auth": {
+            "tokens": [
+                {"name": "alice", "token": ALICE, "role": "admin", "team": "shop"},
+                {"name": "bob", "token": BOB, "role": "admin"},
+            ]
+        },
     }
     project.settings({**base, **settings})
     return project

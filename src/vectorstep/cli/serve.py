@@ -64,7 +64,7 @@ def refuse_open_exposure(settings: Settings, host: str) -> None:
         [
             settings.problem(
                 ("auth", "tokens"),
-                f"refusing to listen on {host} without auth tokens: add `auth.tokens: [{{name, token, team}}]` "
+                f"refusing to listen on {host} without auth tokens: add `auth.tokens: [{{name, token, role, teams}}]` "
                 "(tokens from ${VAR}) or listen on 127.0.0.1",
             )
         ]

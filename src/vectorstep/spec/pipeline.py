@@ -109,6 +109,8 @@ class PipelineSpec(SpecModel):
     tags: list[str] = Field(default_factory=list)
     version: int | str = 1
     stage: Stage = "testing"
+    # The team it belongs to: only that team's tokens see it and run it (none: every team's).
+    team: str | None = Field(default=None, min_length=1)
     trigger: TriggerSpec = Field(default_factory=TriggerSpec)
     priority: int = 0
     vars: dict[str, Any] = Field(default_factory=dict)

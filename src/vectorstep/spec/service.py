@@ -114,10 +114,39 @@ class ToolPolicySpec(SpecModel):
     rules: list[ToolRuleSpec] = Field(default_factory=list)
 
 
+# What a token may do (docs/security.md): `intake` only posts events; `viewer` reads; `operator` also
+# decides approvals, marks runs and starts runs; `admin` also reloads and sees configuration.
+Role = Literal["intake", "viewer", "operator", "admin"]
+
+
 class TokenSpec(SpecModel):
     name: str = Field(min_length=1)
     token: str = Field(min_length=16, repr=False)
-    team: str | None = None
+    # The least a token can be: one written before roles existed keeps posting alerts, and nothing more.
+    role: Role = "intake"
+    # The teams whose runs, approvals and pipelines it sees; none: every team's.
+    teams: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    team: str | None = Field(default=None, min_length=1)
+
+    @field_validator("token")
+    @classmethod
+    def _not_blank(cls, token: str) -> str:
+        if token != token.strip() or not token.strip():
+            raise ValueError("a token cannot be blank or start or end with whitespace")
+        return token
+
+    @model_validator(mode="after")
+    def _one_team_key(self) -> TokenSpec:
+        if self.team is not None and self.teams is not None:
+            raise ValueError("give either `team` (one) or `teams` (a list), not both")
+        return self
+
+    @property
+    def scope(self) -> tuple[str, ...] | None:
+        """The teams this token is limited to, in the order written; None when it is not limited."""
+        if self.teams is not None:
+            return tuple(dict.fromkeys(self.teams))
+        return (self.team,) if self.team is not None else None
 
 
 class AuthSpec(SpecModel):

@@ -88,14 +88,21 @@ class ApprovalRepository:
         rows = await self.database.read(lambda connection: list(connection.execute(query).mappings()))
         return [_approval(row) for row in rows]
 
-    async def count_pending(self) -> int:
+    async def count_pending(self, teams: tuple[str, ...] | None = None) -> int:
         query = select(func.count()).select_from(approvals).where(approvals.c.status == ApprovalStatus.PENDING.value)
+        if teams is not None:
+            query = query.where(approvals.c.team.in_(teams))
         return await self.database.read(lambda connection: int(connection.execute(query).scalar_one()))
 
-    async def list_approvals(self, *, status: ApprovalStatus | None = None, limit: int = 100) -> list[Approval]:
+    async def list_approvals(
+        self, *, status: ApprovalStatus | None = None, limit: int = 100, teams: tuple[str, ...] | None = None
+    ) -> list[Approval]:
+        """Newest first; of `teams` only, when given."""
         query = select(approvals).order_by(approvals.c.created_at.desc()).limit(limit)
         if status is not None:
             query = query.where(approvals.c.status == status.value)
+        if teams is not None:
+            query = query.where(approvals.c.team.in_(teams))
         rows = await self.database.read(lambda connection: list(connection.execute(query).mappings()))
         return [_approval(row) for row in rows]
 

@@ -27,6 +27,7 @@ class RunFilter:
     stage: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    teams: tuple[str, ...] | None = None  # only these teams' runs (None: every run)
 
 
 class RunRepository:
@@ -220,6 +221,8 @@ class RunRepository:
         ):
             if value is not None:
                 query = query.where(column == value)
+        if where.teams is not None:
+            query = query.where(columns.team.in_(where.teams))
         if where.since is not None:
             query = query.where(columns.started_at >= where.since)
         if where.until is not None:
@@ -229,10 +232,12 @@ class RunRepository:
             lambda connection: [run_record(row, [], []) for row in connection.execute(query).mappings()]
         )
 
-    async def status_counts(self, since: datetime) -> dict[str, int]:
-        """How many runs started since `since`, by status."""
+    async def status_counts(self, since: datetime, teams: tuple[str, ...] | None = None) -> dict[str, int]:
+        """How many runs started since `since`, by status (of `teams` only, when given)."""
         columns = pipeline_runs.c
         query = select(columns.status, func.count()).where(columns.started_at >= since).group_by(columns.status)
+        if teams is not None:
+            query = query.where(columns.team.in_(teams))
         return await self.database.read(
             lambda connection: {str(row[0]): int(row[1]) for row in connection.execute(query)}
         )

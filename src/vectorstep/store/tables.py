@@ -175,3 +175,15 @@ step_feedback = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Index(None, "run_id", "step_name"),
 )
+
+# UI sign-ins: the cookie names a row here, so signing out ends a session in every process.
+ui_sessions = Table(
+    "ui_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("principal", String(200), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("ended_at", UTCDateTime),
+    Index(None, "expires_at"),
+)

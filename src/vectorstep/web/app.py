@@ -22,16 +22,17 @@ from vectorstep.clock import Clock
 from vectorstep.spec.settings import Settings
 from vectorstep.web.api import router as api_router
 from vectorstep.web.api.webhook import router as webhook_router
-from vectorstep.web.auth import Auth
-from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.auth import SESSION_HOURS, Auth
+from vectorstep.web.deps import api_allowed, service_of
+from vectorstep.web.docs import router as docs_router
 from vectorstep.web.errors import install_error_handlers
+from vectorstep.web.headers import SecurityHeaders
 from vectorstep.web.service import Service
 from vectorstep.web.ui.pages import install as install_sign_in
 from vectorstep.web.ui.pages import router as ui_router
 
 STATIC = Path(__file__).parent / "ui" / "static"
 SESSION_COOKIE = "vectorstep_session"
-SESSION_HOURS = 12
 
 
 def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
@@ -50,17 +51,20 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
         version=version("vectorstep"),
         summary="Multi-step agent pipelines whose steps act only when their trust vector allows.",
         lifespan=lifespan,
-        docs_url="/api/docs",
+        # Served below, behind the same sign-in as everything else.
+        docs_url=None,
         redoc_url=None,
-        openapi_url="/api/openapi.json",
+        openapi_url=None,
     )
+    # Set VECTORSTEP_SESSION_SECRET to keep people signed in across restarts and processes.
+    session_secret = os.environ.get("VECTORSTEP_SESSION_SECRET") or secrets.token_urlsafe(32)
     app.state.service = service
-    app.state.auth = Auth(settings.spec.auth.tokens)
+    app.state.auth = Auth(settings.spec.auth.tokens, session_secret)
     public_url = settings.spec.server.public_url or ""
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(
         SessionMiddleware,
-        # Set VECTORSTEP_SESSION_SECRET to keep people signed in across restarts and processes.
-        secret_key=os.environ.get("VECTORSTEP_SESSION_SECRET") or secrets.token_urlsafe(32),
+        secret_key=session_secret,
         session_cookie=SESSION_COOKIE,
         max_age=SESSION_HOURS * 3600,
         same_site="strict",
@@ -71,6 +75,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
     app.include_router(webhook_router)
     app.include_router(api_router)
     app.include_router(ui_router)
+    app.include_router(docs_router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/health", tags=["service"])
@@ -86,7 +91,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
         }
         return JSONResponse(body, status_code=200 if database_ok else 503)
 
-    @app.get("/metrics", tags=["service"], dependencies=[Depends(api_principal)])
+    @app.get("/metrics", tags=["service"], dependencies=[Depends(api_allowed("read"))])
     async def metrics(request: Request) -> Response:
         """Prometheus metrics of production runs (SYSTEM.md §15)."""
         return Response(await service_of(request).metrics.render(), media_type="text/plain; version=0.0.4")

@@ -13,7 +13,7 @@ import logging
 import os
 import socket
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from vectorstep.clock import Clock, SystemClock
@@ -24,8 +24,7 @@ from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecor
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
-from vectorstep.errors import ConfigError, DuplicateRunError, NotFoundError, Problem
-from vectorstep.spec.base import did_you_mean
+from vectorstep.errors import ConfigError, DuplicateRunError, Problem
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
@@ -34,6 +33,7 @@ from vectorstep.store.database import Database, answers, connect
 from vectorstep.store.feedback import FeedbackRepository, Mark
 from vectorstep.store.migrate import upgrade
 from vectorstep.store.runs import RunRepository
+from vectorstep.store.sessions import SessionRepository
 from vectorstep.store.writer import LEASE_SECONDS, StoreWriter, keep_leases
 from vectorstep.web.live import LiveEvents
 from vectorstep.web.metrics import Metrics
@@ -62,12 +62,16 @@ class Service:
         self.runs = RunRepository(self.database)
         self.approvals = ApprovalRepository(self.database)
         self.feedback = FeedbackRepository(self.database)
+        self.sessions = SessionRepository(self.database)
         self.metrics = Metrics(self._pending_count)
         self.live = LiveEvents()
         self.in_flight = InFlight(settings.spec.concurrency.max_runs)
         self.project: Project = load_project(settings)
         for warning in self.project.warnings:
             log.warning("%s", warning)
+        for token in settings.spec.auth.tokens:
+            if "role" not in token.model_fields_set:
+                log.warning("auth token %s has no `role`: it may only post events (role intake)", token.name)
         self.blocked = self._blocked(self.project)
         self.engine = self._engine(self.project)
         self._wake = asyncio.Event()
@@ -111,6 +115,8 @@ class Service:
             return Outcome("skipped_testing", pipeline=spec.name)
         if self.in_flight.full:
             return Outcome("overloaded", pipeline=spec.name)
+        if spec.team is not None and context.team != spec.team:
+            context = replace(context, team=spec.team)  # a team's pipeline runs for that team
         dedup = self._dedup(loaded, context) if gated else None
         run_id = uuid.uuid4().hex
         try:
@@ -200,16 +206,6 @@ class Service:
         return await answers(self.database)
 
     # -- configuration ----------------------------------------------------------------------------
-
-    def pipeline(self, name: str) -> LoadedPipeline:
-        found = self.project.pipelines.get(name)
-        if found is None:
-            raise NotFoundError(self.unknown_pipeline(name))
-        return found
-
-    def unknown_pipeline(self, name: str) -> str:
-        names = sorted(self.project.pipelines)
-        return f"no pipeline {name!r}{did_you_mean(name, names)}; pipelines: {', '.join(names) or 'none'}"
 
     def _blocked(self, project: Project) -> dict[str, list[Problem]]:
         """What stops each pipeline from running (checked once per load, not per event)."""

@@ -8,38 +8,45 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 
 from vectorstep.domain.approvals import TIMEOUT, ApprovalStatus
 from vectorstep.web.auth import Principal
-from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.deps import api_allowed, service_of
 
 router = APIRouter(tags=["approvals"])
+Reader = Annotated[Principal, Depends(api_allowed("read"))]
+Decider = Annotated[Principal, Depends(api_allowed("decide"))]
 
 
 @router.get("/approvals")
 async def list_approvals(
-    request: Request, status: Literal["pending", "approved", "rejected", "all"] = "pending", limit: int = 100
+    request: Request,
+    principal: Reader,
+    status: Literal["pending", "approved", "rejected", "all"] = "pending",
+    limit: int = 100,
 ) -> dict[str, Any]:
+    """Newest first, of the caller's teams."""
     wanted = None if status == "all" else ApprovalStatus(status)
-    found = await service_of(request).approvals.list_approvals(status=wanted, limit=max(1, min(limit, 500)))
+    found = await service_of(request).approvals.list_approvals(
+        status=wanted, limit=max(1, min(limit, 500)), teams=principal.scope
+    )
     return {"approvals": [approval.as_json() for approval in found]}
 
 
 @router.post("/approvals/{approval_id}/approve")
-async def approve(
-    request: Request, approval_id: str, principal: Annotated[Principal, Depends(api_principal)]
-) -> dict[str, Any]:
+async def approve(request: Request, approval_id: str, principal: Decider) -> dict[str, Any]:
     """Approve; the waiting run resumes in the background."""
     return await _decide(request, approval_id, True, principal)
 
 
 @router.post("/approvals/{approval_id}/reject")
-async def reject(
-    request: Request, approval_id: str, principal: Annotated[Principal, Depends(api_principal)]
-) -> dict[str, Any]:
+async def reject(request: Request, approval_id: str, principal: Decider) -> dict[str, Any]:
     """Reject; the waiting run resumes and the step is settled as rejected."""
     return await _decide(request, approval_id, False, principal)
 
 
 async def _decide(request: Request, approval_id: str, approve: bool, principal: Principal) -> dict[str, Any]:
-    approval, changed = await service_of(request).decide(approval_id, approve, principal.name)
+    service = service_of(request)
+    waiting = await service.approvals.get_approval(approval_id)
+    principal.require_team(waiting.team, f"approval {waiting.id}")
+    approval, changed = await service.decide(waiting.id, approve, principal.name)
     if changed and approval.decided_by == TIMEOUT:
         raise HTTPException(
             409,

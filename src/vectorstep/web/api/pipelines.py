@@ -19,12 +19,16 @@ from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
 from vectorstep.spec.project import check_references
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import Principal
-from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.deps import api_allowed, service_of, visible_pipeline, visible_pipelines
 from vectorstep.web.errors import problem_json
 from vectorstep.web.redact import redacted
 from vectorstep.web.service import Service
 
 router = APIRouter(tags=["pipelines"])
+Reader = Annotated[Principal, Depends(api_allowed("read"))]
+Runner = Annotated[Principal, Depends(api_allowed("run"))]
+Configurer = Annotated[Principal, Depends(api_allowed("configure"))]
+Reloader = Annotated[Principal, Depends(api_allowed("reload"))]
 
 
 class ManualRunBody(BaseModel):
@@ -40,6 +44,7 @@ def pipeline_summary(service: Service, loaded: LoadedPipeline) -> dict[str, Any]
         "name": spec.name,
         "description": spec.description,
         "stage": spec.stage,
+        "team": spec.team,
         "file": loaded.file,
         "priority": spec.priority,
         "schedule": spec.schedule.cron if spec.schedule else None,
@@ -49,23 +54,26 @@ def pipeline_summary(service: Service, loaded: LoadedPipeline) -> dict[str, Any]
 
 
 @router.get("/pipelines")
-async def list_pipelines(request: Request) -> dict[str, Any]:
+async def list_pipelines(request: Request, principal: Reader) -> dict[str, Any]:
+    """The pipelines the caller sees; load problems (which name files and keys) for admins only."""
     service = service_of(request)
-    loaded = sorted(service.project.pipelines.values(), key=lambda item: item.spec.name)
+    problems = service.project.problems if principal.may("configure") else []
     return {
-        "pipelines": [pipeline_summary(service, item) for item in loaded],
-        "problems": [problem_json(problem) for problem in service.project.problems],
+        "pipelines": [pipeline_summary(service, item) for item in visible_pipelines(service, principal)],
+        "problems": [problem_json(problem) for problem in problems],
     }
 
 
 @router.get("/pipelines/{name}")
-async def get_pipeline(request: Request, name: str) -> dict[str, Any]:
-    """The pipeline as loaded (defaults filled in, secrets masked), its problems and its ten latest runs."""
+async def get_pipeline(request: Request, name: str, principal: Reader) -> dict[str, Any]:
+    """The pipeline, its problems and its ten latest runs (of the caller's teams); for admins, also
+    its configuration as loaded (defaults filled in, secrets masked) as `spec` (else null)."""
     service = service_of(request)
-    loaded = service.pipeline(name)
-    recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=10)
+    loaded = visible_pipeline(service, principal, name)
+    recent = await service.runs.list_runs(RunFilter(pipeline=name, teams=principal.scope), limit=10)
+    spec = loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     return pipeline_summary(service, loaded) | {
-        "spec": redacted(loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)),
+        "spec": redacted(spec) if principal.may("configure") else None,
         "recent_runs": [run.as_json() | {"steps": None} for run in recent],
     }
 
@@ -73,6 +81,7 @@ async def get_pipeline(request: Request, name: str) -> dict[str, Any]:
 @router.post("/pipelines/validate", responses={422: {"description": "the file has problems (listed)"}})
 async def validate_pipeline(
     request: Request,
+    _: Configurer,
     body: Annotated[str, Body(media_type="application/yaml", description="a pipeline file (YAML)")],
     filename: str = "pipeline.yaml",
 ) -> JSONResponse:
@@ -93,7 +102,7 @@ async def validate_pipeline(
 
 
 @router.post("/pipelines/reload")
-async def reload_pipelines(request: Request) -> dict[str, Any]:
+async def reload_pipelines(request: Request, _: Reloader) -> dict[str, Any]:
     """Read pipelines, steps and agents again; runs in flight finish on what they started with."""
     service = service_of(request)
     problems = await service.reload()
@@ -107,12 +116,12 @@ async def reload_pipelines(request: Request) -> dict[str, Any]:
 async def run_pipeline(
     request: Request,
     name: str,
-    principal: Annotated[Principal, Depends(api_principal)],
+    principal: Runner,
     body: ManualRunBody | None = None,
 ) -> dict[str, Any]:
     """Start a run by hand (any stage). 202 with the run id; 429 when too many runs are in flight."""
     service = service_of(request)
-    loaded = service.pipeline(name)
+    loaded = visible_pipeline(service, principal, name)
     given = body or ManualRunBody()
     context = manual_context(
         service.clock.now(),

@@ -12,9 +12,11 @@ from vectorstep.domain.status import RunStatus
 from vectorstep.store.feedback import Mark
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import Principal
-from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.deps import api_allowed, service_of
 
 router = APIRouter(tags=["runs"])
+Reader = Annotated[Principal, Depends(api_allowed("read"))]
+Marker = Annotated[Principal, Depends(api_allowed("mark"))]
 Label = Literal["correct", "partial", "incorrect"]
 
 
@@ -26,6 +28,7 @@ class FeedbackBody(BaseModel):
 @router.get("/runs")
 async def list_runs(
     request: Request,
+    principal: Reader,
     status: RunStatus | None = None,
     pipeline: str | None = None,
     team: str | None = None,
@@ -35,9 +38,15 @@ async def list_runs(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
-    """Newest first. `next_offset` is null on the last page."""
+    """Newest first, of the caller's teams. `next_offset` is null on the last page."""
     where = RunFilter(
-        status=status.value if status else None, pipeline=pipeline, team=team, stage=stage, since=since, until=until
+        status=status.value if status else None,
+        pipeline=pipeline,
+        team=team,
+        stage=stage,
+        since=since,
+        until=until,
+        teams=principal.scope,
     )
     runs = await service_of(request).runs.list_runs(where, limit=limit + 1, offset=offset)
     return {
@@ -49,7 +58,7 @@ async def list_runs(
 
 
 @router.get("/runs/{run_id}")
-async def get_run(request: Request, run_id: str) -> dict[str, Any]:
+async def get_run(request: Request, run_id: str, principal: Reader) -> dict[str, Any]:
     """The run record of `vectorstep run --json`, with its trigger context, log, approvals and marks.
 
     A unique prefix of the id is enough.
@@ -57,6 +66,7 @@ async def get_run(request: Request, run_id: str) -> dict[str, Any]:
     service = service_of(request)
     found = await service.runs.resolve_run_id(run_id)
     run = await service.runs.get_run(found, with_log=True)
+    principal.require_team(run.team, f"run {found}")
     approvals = await service.approvals.for_run(found)
     marks = await service.feedback.marks(found)
     return run.as_json() | {
@@ -77,9 +87,7 @@ async def get_run(request: Request, run_id: str) -> dict[str, Any]:
 
 
 @router.post("/runs/{run_id}/feedback", status_code=201)
-async def mark_run(
-    request: Request, run_id: str, body: FeedbackBody, principal: Annotated[Principal, Depends(api_principal)]
-) -> dict[str, Any]:
+async def mark_run(request: Request, run_id: str, body: FeedbackBody, principal: Marker) -> dict[str, Any]:
     """Mark the whole run correct, partial or incorrect (calibration reads these marks)."""
     return await _mark(request, run_id, None, body, principal)
 
@@ -90,7 +98,7 @@ async def mark_step(
     run_id: str,
     step_name: str,
     body: FeedbackBody,
-    principal: Annotated[Principal, Depends(api_principal)],
+    principal: Marker,
 ) -> dict[str, Any]:
     """Mark one step's outcome correct, partial or incorrect."""
     return await _mark(request, run_id, step_name, body, principal)
@@ -101,6 +109,7 @@ async def _mark(
 ) -> dict[str, Any]:
     service = service_of(request)
     found = await service.runs.resolve_run_id(run_id)
+    principal.require_team((await service.runs.get_run(found)).team, f"run {found}")
     mark = Mark(found, step, body.label, body.comment, principal.name, service.clock.now())
     await service.mark(mark)
     return mark.as_json()

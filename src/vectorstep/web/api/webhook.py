@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -12,7 +13,7 @@ from vectorstep.errors import PayloadError
 from vectorstep.intake import SOURCES, Strategy, normalise
 from vectorstep.intake.resolve import resolve
 from vectorstep.web.auth import Principal
-from vectorstep.web.deps import api_principal, service_of
+from vectorstep.web.deps import api_allowed, service_of, unknown_pipeline, visible_pipelines
 from vectorstep.web.service import Service
 
 router = APIRouter(tags=["intake"])
@@ -32,7 +33,7 @@ RETRY_AFTER_SECONDS = 5
 )
 async def webhook(
     request: Request,
-    principal: Annotated[Principal, Depends(api_principal)],
+    principal: Annotated[Principal, Depends(api_allowed("intake"))],
     source: Annotated[str | None, Query(description="alertmanager, generic or grafana")] = None,
     x_pipeline_source: Annotated[str | None, Header()] = None,
     allow_testing: Annotated[bool, Query(description="also run pipelines in stage `testing`")] = False,
@@ -45,10 +46,12 @@ async def webhook(
     chosen = source or x_pipeline_source
     if chosen is None:
         raise PayloadError(f"say which source sent this: ?source= or X-Pipeline-Source: {' | '.join(SOURCES)}")
-    context = normalise(chosen, await _json_body(request), service.clock.now(), team=principal.team, strategy=strategy)
-    loaded = resolve(context, service.project.pipelines.values())
+    context = normalise(chosen, await _json_body(request), service.clock.now(), strategy=strategy)
+    context = replace(context, team=_event_team(principal, context.team))
+    loaded = resolve(context, visible_pipelines(service, principal))
     if loaded is None:
-        return JSONResponse({"status": "no_match", "detail": _no_match(context.pipeline, service)}, status_code=422)
+        detail = _no_match(context.pipeline, service, principal)
+        return JSONResponse({"status": "no_match", "detail": detail}, status_code=422)
     outcome = await service.accept(loaded, context, gated=True, allow_testing=allow_testing)
     body: dict[str, Any] = {"status": outcome.status, "run_id": outcome.run_id, "pipeline": outcome.pipeline}
     if outcome.status == "accepted":
@@ -77,7 +80,14 @@ async def _json_body(request: Request) -> Any:
         raise PayloadError(f"the body is not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
 
 
-def _no_match(named: str | None, service: Service) -> str:
+def _event_team(principal: Principal, sent: str | None) -> str | None:
+    """A token limited to teams speaks for them: the event's own team when it is one of them, else its first."""
+    if principal.teams is None or sent in principal.teams:
+        return sent
+    return principal.teams[0]
+
+
+def _no_match(named: str | None, service: Service, principal: Principal) -> str:
     if named:
-        return service.unknown_pipeline(named)
+        return unknown_pipeline(service, principal, named)
     return "no pipeline's trigger.match holds for this event (tried by priority, then file name)"

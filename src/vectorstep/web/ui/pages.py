@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -17,8 +18,8 @@ from vectorstep.errors import NotFoundError, PayloadError
 from vectorstep.intake.generic import manual_context
 from vectorstep.store.feedback import LABELS, Mark
 from vectorstep.store.runs import RunFilter
-from vectorstep.web.auth import SESSION_KEY, Principal, check_csrf
-from vectorstep.web.deps import auth_of, service_of
+from vectorstep.web.auth import LOCAL, SESSION_HOURS, SESSION_KEY, Action, Principal, check_csrf, principal_of
+from vectorstep.web.deps import auth_of, service_of, visible_pipeline, visible_pipelines
 from vectorstep.web.redact import redacted, redacted_yaml
 from vectorstep.web.ui.render import page
 from vectorstep.web.ui.run_view import run_view
@@ -35,15 +36,35 @@ class SignInRequired(Exception):
 
 
 async def ui_principal(request: Request) -> Principal:
-    principal = auth_of(request).from_session(request)
-    if principal is None:
-        raise SignInRequired
+    """The signed-in person: a live server-side session, opened with a token that is still configured unchanged."""
+    auth, service = auth_of(request), service_of(request)
+    if not auth.enabled:
+        principal = LOCAL
+    else:
+        found = auth.session_token(request.session.get(SESSION_KEY))
+        if found is None or not await service.sessions.alive(found[1], found[0].name, service.clock.now()):
+            request.session.clear()
+            raise SignInRequired
+        principal = principal_of(found[0])
     request.state.principal = principal
-    request.state.pending_approvals = await service_of(request).approvals.count_pending()
+    request.state.pending_approvals = await service.approvals.count_pending(principal.scope)
     return principal
 
 
-Person = Annotated[Principal, Depends(ui_principal)]
+def ui_allowed(action: Action) -> Callable[[Request], Awaitable[Principal]]:
+    async def dependency(request: Request) -> Principal:
+        principal = await ui_principal(request)
+        principal.require(action)
+        return principal
+
+    return dependency
+
+
+Reader = Annotated[Principal, Depends(ui_allowed("read"))]
+Marker = Annotated[Principal, Depends(ui_allowed("mark"))]
+Decider = Annotated[Principal, Depends(ui_allowed("decide"))]
+Runner = Annotated[Principal, Depends(ui_allowed("run"))]
+Reloader = Annotated[Principal, Depends(ui_allowed("reload"))]
 
 
 async def _sign_in(request: Request, _: Exception) -> Response:
@@ -77,37 +98,51 @@ async def login_page(request: Request, next: str = "/ui/") -> Response:
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> Response:
     values = await _form(request)
-    principal = auth_of(request).check_token(values.get("token", "").strip())
+    auth, service = auth_of(request), service_of(request)
+    token = auth.check_token(values.get("token", "").strip())
     target = _local(values.get("next", "/ui/"))
-    if principal is None:
+    if token is None:
         return page(request, "login.html", status_code=401, next=target, failed=True)
+    if not principal_of(token).may("read"):
+        refused = (
+            f"{token.name} has role {token.role}: it may only post events. "
+            "Sign in with a viewer, operator or admin token."
+        )
+        return page(request, "login.html", status_code=403, next=target, failed=True, refused=refused)
+    session_id = await service.sessions.open(token.name, service.clock.now(), timedelta(hours=SESSION_HOURS))
     request.session.clear()  # a new session for the signed-in person (and a fresh CSRF token)
-    request.session[SESSION_KEY] = {"name": principal.name, "team": principal.team}
+    request.session[SESSION_KEY] = {"name": token.name, "sid": session_id, "key": auth.fingerprint(token)}
     return RedirectResponse(target, status_code=303)
 
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     await _form(request)
+    found = auth_of(request).session_token(request.session.get(SESSION_KEY))
+    if found is not None:  # ended for every copy of the cookie, in every process
+        service = service_of(request)
+        await service.sessions.end(found[1], service.clock.now())
     request.session.clear()
     return RedirectResponse("/ui/login", status_code=303)
 
 
 def _local(target: str) -> str:
     """Only ever send people back into the UI (no open redirect)."""
-    return target if target.startswith("/ui") and not target.startswith("//") else "/ui/"
+    inside = target.startswith("/ui") or target == "/api/docs"
+    return target if inside and not target.startswith("//") else "/ui/"
 
 
 # -- dashboard and runs ------------------------------------------------------------------------------
 
 
 @router.get("/", response_class=HTMLResponse)
-async def dashboard(request: Request, _: Person) -> Response:
+async def dashboard(request: Request, principal: Reader) -> Response:
     service = service_of(request)
-    counts = await service.runs.status_counts(service.clock.now() - timedelta(hours=24))
-    recent = await service.runs.list_runs(RunFilter(), limit=10)
-    pending = await service.approvals.list_approvals(status=ApprovalStatus.PENDING, limit=10)
-    pipelines = sorted(service.project.pipelines.values(), key=lambda loaded: loaded.spec.name)
+    scope = principal.scope
+    counts = await service.runs.status_counts(service.clock.now() - timedelta(hours=24), scope)
+    recent = await service.runs.list_runs(RunFilter(teams=scope), limit=10)
+    pending = await service.approvals.list_approvals(status=ApprovalStatus.PENDING, limit=10, teams=scope)
+    pipelines = visible_pipelines(service, principal)
     return page(
         request,
         "dashboard.html",
@@ -123,7 +158,7 @@ async def dashboard(request: Request, _: Person) -> Response:
 @router.get("/runs", response_class=HTMLResponse)
 async def runs_page(
     request: Request,
-    _: Person,
+    principal: Reader,
     status: str = "",
     pipeline: str = "",
     stage: str = "",
@@ -133,7 +168,9 @@ async def runs_page(
     service = service_of(request)
     if status and status not in STATUSES:
         raise PayloadError(f"unknown status {status!r}; expected one of: {', '.join(STATUSES)}")
-    where = RunFilter(status=status or None, pipeline=pipeline or None, stage=stage or None, team=team or None)
+    where = RunFilter(
+        status=status or None, pipeline=pipeline or None, stage=stage or None, team=team or None, teams=principal.scope
+    )
     offset = max(0, offset)
     found = await service.runs.list_runs(where, limit=PAGE_SIZE + 1, offset=offset)
     filters = {"status": status, "pipeline": pipeline, "stage": stage, "team": team}
@@ -148,33 +185,35 @@ async def runs_page(
         older=offset + PAGE_SIZE if len(found) > PAGE_SIZE else None,
         statuses=STATUSES,
         stages=STAGES,
-        pipelines=sorted(service.project.pipelines),
+        pipelines=[loaded.spec.name for loaded in visible_pipelines(service, principal)],
     )
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-async def run_page(request: Request, run_id: str, _: Person) -> Response:
-    return page(request, "run.html", run=await _run_view(request, run_id))
+async def run_page(request: Request, run_id: str, principal: Reader) -> Response:
+    return page(request, "run.html", run=await _run_view(request, run_id, principal))
 
 
 @router.get("/runs/{run_id}/live", response_class=HTMLResponse)
-async def run_live(request: Request, run_id: str, _: Person) -> Response:
+async def run_live(request: Request, run_id: str, principal: Reader) -> Response:
     """The changing part of a run's page, fetched again when the run moves."""
-    return page(request, "run_live.html", run=await _run_view(request, run_id))
+    return page(request, "run_live.html", run=await _run_view(request, run_id, principal))
 
 
-async def _run_view(request: Request, run_id: str) -> Any:
+async def _run_view(request: Request, run_id: str, principal: Principal) -> Any:
     service = service_of(request)
     found = await service.runs.resolve_run_id(run_id)
     run = await service.runs.get_run(found, with_log=True)
+    principal.require_team(run.team, f"run {found}")
     return run_view(run, await service.approvals.for_run(found), await service.feedback.marks(found))
 
 
 @router.get("/runs/{run_id}/events")
-async def run_events(request: Request, run_id: str, _: Person) -> StreamingResponse:
+async def run_events(request: Request, run_id: str, principal: Reader) -> StreamingResponse:
     """Server-sent events while the run moves: `step`, `log`, and `finished` (then the stream ends)."""
     service = service_of(request)
     run = await service.runs.get_run(await service.runs.resolve_run_id(run_id))
+    principal.require_team(run.team, f"run {run.run_id}")
 
     async def stream() -> AsyncIterator[str]:
         if run.status.is_terminal:
@@ -205,18 +244,19 @@ def _event(kind: str) -> str:
 
 
 @router.post("/runs/{run_id}/feedback", response_class=HTMLResponse)
-async def mark(request: Request, run_id: str, principal: Person) -> Response:
+async def mark(request: Request, run_id: str, principal: Marker) -> Response:
     values = await _form(request)
     label = values.get("label", "")
     if label not in LABELS:
         raise PayloadError(f"a mark is one of: {', '.join(LABELS)}")
     service = service_of(request)
     found = await service.runs.resolve_run_id(run_id)
+    principal.require_team((await service.runs.get_run(found)).team, f"run {found}")
     step = values.get("step") or None
     comment = values.get("comment", "").strip() or None
     await service.mark(Mark(found, step, label, comment, principal.name, service.clock.now()))
     if request.headers.get("hx-request"):
-        view = await _run_view(request, found)
+        view = await _run_view(request, found, principal)
         marks = view.step_marks.get(step, []) if step else view.run_marks
         return page(request, "feedback.html", run=view, mark_step=step, marks=marks)
     return RedirectResponse(f"/ui/runs/{found}", status_code=303)
@@ -226,21 +266,23 @@ async def mark(request: Request, run_id: str, principal: Person) -> Response:
 
 
 @router.get("/approvals", response_class=HTMLResponse)
-async def approvals_page(request: Request, _: Person) -> Response:
+async def approvals_page(request: Request, principal: Reader) -> Response:
     service = service_of(request)
-    pending = await service.approvals.list_approvals(status=ApprovalStatus.PENDING, limit=200)
+    scope = principal.scope
+    pending = await service.approvals.list_approvals(status=ApprovalStatus.PENDING, limit=200, teams=scope)
     recent = [
         approval
-        for approval in await service.approvals.list_approvals(limit=50)
+        for approval in await service.approvals.list_approvals(limit=50, teams=scope)
         if approval.status is not ApprovalStatus.PENDING
     ]
     return page(request, "approvals.html", pending=pending, recent=recent)
 
 
 @router.get("/approvals/{approval_id}", response_class=HTMLResponse)
-async def approval_page(request: Request, approval_id: str, _: Person, done: str = "") -> Response:
+async def approval_page(request: Request, approval_id: str, principal: Reader, done: str = "") -> Response:
     service = service_of(request)
     approval = await service.approvals.get_approval(approval_id)
+    principal.require_team(approval.team, f"approval {approval.id}")
     if service.engine.desk is not None:
         approval = await service.engine.desk.settle(approval)
     try:
@@ -251,12 +293,15 @@ async def approval_page(request: Request, approval_id: str, _: Person, done: str
 
 
 @router.post("/approvals/{approval_id}/decide")
-async def decide(request: Request, approval_id: str, principal: Person) -> Response:
+async def decide(request: Request, approval_id: str, principal: Decider) -> Response:
     values = await _form(request)
     decision = values.get("decision")
     if decision not in ("approve", "reject"):
         raise PayloadError("the decision is approve or reject")
-    approval, changed = await service_of(request).decide(approval_id, decision == "approve", principal.name)
+    service = service_of(request)
+    waiting = await service.approvals.get_approval(approval_id)
+    principal.require_team(waiting.team, f"approval {waiting.id}")
+    approval, changed = await service.decide(waiting.id, decision == "approve", principal.name)
     done = "yes" if changed else "already"
     return RedirectResponse(f"/ui/approvals/{approval.id}?done={done}", status_code=303)
 
@@ -265,29 +310,28 @@ async def decide(request: Request, approval_id: str, principal: Person) -> Respo
 
 
 @router.get("/pipelines", response_class=HTMLResponse)
-async def pipelines_page(request: Request, _: Person, reloaded: str = "") -> Response:
+async def pipelines_page(request: Request, principal: Reader, reloaded: str = "") -> Response:
     service = service_of(request)
-    pipelines = sorted(service.project.pipelines.values(), key=lambda loaded: loaded.spec.name)
     return page(
         request,
         "pipelines.html",
-        pipelines=pipelines,
+        pipelines=visible_pipelines(service, principal),
         blocked=service.blocked,
-        problems=service.problems(),
+        problems=service.problems() if principal.may("configure") else [],
         reloaded=reloaded,
     )
 
 
 @router.get("/pipelines/{name}", response_class=HTMLResponse)
-async def pipeline_page(request: Request, name: str, _: Person) -> Response:
+async def pipeline_page(request: Request, name: str, principal: Reader) -> Response:
     service = service_of(request)
-    loaded = service.pipeline(name)
-    recent = await service.runs.list_runs(RunFilter(pipeline=name), limit=20)
-    try:
-        source = redacted_yaml(loaded.path.read_text(encoding="utf-8"))
-    except OSError:
-        source = None
-    effective = redacted(loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True))
+    loaded = visible_pipeline(service, principal, name)
+    recent = await service.runs.list_runs(RunFilter(pipeline=name, teams=principal.scope), limit=20)
+    source, effective = None, None
+    if principal.may("configure"):  # the file and the configuration as loaded: for admins
+        with contextlib.suppress(OSError):
+            source = redacted_yaml(loaded.path.read_text(encoding="utf-8"))
+        effective = redacted(loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True))
     return page(
         request,
         "pipeline.html",
@@ -301,17 +345,17 @@ async def pipeline_page(request: Request, name: str, _: Person) -> Response:
 
 
 @router.post("/pipelines/reload")
-async def reload(request: Request, _: Person) -> Response:
+async def reload(request: Request, _: Reloader) -> Response:
     await _form(request)
     problems = await service_of(request).reload()
     return RedirectResponse(f"/ui/pipelines?reloaded={len(problems)}", status_code=303)
 
 
 @router.post("/pipelines/{name}/run")
-async def run_now(request: Request, name: str, principal: Person) -> Response:
+async def run_now(request: Request, name: str, principal: Runner) -> Response:
     values = await _form(request)
     service = service_of(request)
-    loaded = service.pipeline(name)
+    loaded = visible_pipeline(service, principal, name)
     context = manual_context(
         service.clock.now(),
         pipeline=name,
