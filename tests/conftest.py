@@ -31,25 +31,25 @@ def tool_server_config(name: str = "tools", *extra_args: str) -> dict[str, objec
     return {name: {"command": sys.executable, "args": [str(TOOL_SERVER), *extra_args]}}
 
 
-def _database_params() -> list[object]:
+def database_params() -> list[object]:
     params: list[object] = ["sqlite"]
     marks = [] if os.environ.get(PG_ENV) else [pytest.mark.skip(reason=f"{PG_ENV} is not set")]
     params.append(pytest.param("postgresql", marks=[pytest.mark.postgres, *marks]))
     return params
 
 
-@pytest.fixture(params=_database_params())
+@pytest.fixture(params=database_params())
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: a new SQLite file, or PostgreSQL's `test` database emptied."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'vectorstep.db'}"
         return
     url = os.environ[PG_ENV]
-    asyncio.run(_reset_postgres(url))
+    asyncio.run(reset_postgres(url))
     yield url
 
 
-async def _reset_postgres(url: str) -> None:
+async def reset_postgres(url: str) -> None:
     from sqlalchemy import Connection, text
 
     database = connect(url)

@@ -103,3 +103,44 @@ def test_syntax_errors_are_found_before_running() -> None:
 def test_tojson_writes_text_not_html_escapes() -> None:
     text, _ = render_prompt("{{ value | tojson }}", {"value": {"expr": "rate > 0.02 & up < 1"}})
     assert text == '{"expr": "rate > 0.02 & up < 1"}'
+
+
+@pytest.mark.parametrize(
+    ("template", "context", "says"),
+    [
+        ("{{ 'x' * 10**9 }}", {}, "repeating 1 items 1,000,000,000 times is beyond the limit"),
+        ("{{ [0] * n }}", {"n": 10**8}, "is beyond the limit"),
+        ("{{ 10 ** 100000 }}", {}, "an exponent of 100000 is beyond the limit of 1000"),
+        ("{% for i in range(100000) %}{{ 'y' * 100 }}{% endfor %}", {}, "at most 1,000,000"),
+        ("{{ count + 1 }}", {"count": "many"}, "TypeError"),  # an agent wrote a word where a number was meant
+        ("{{ count | int }}", {"count": "many"}, "'many' is not a number"),
+        ("{{ total / count }}", {"total": 3, "count": 0}, "ZeroDivisionError"),
+    ],
+)
+def test_rendering_is_bounded_and_a_hostile_value_fails_the_render_not_the_run(
+    template: str, context: dict[str, object], says: str
+) -> None:
+    for render in (render_prompt, render_strict, render_for_shell):
+        with pytest.raises(TemplateError) as raised:
+            render(template, context)
+        assert says in str(raised.value), render.__name__
+
+
+@pytest.mark.parametrize(
+    ("command", "value", "rendered"),
+    [
+        ("rm {{ v }}", "-rf", None),  # would be an option
+        ("kubectl delete pod {{ v }} -n shop", "--all", None),
+        ("rm -- {{ v }}", "-rf", "rm -- -rf"),  # after `--` it is a name
+        ("grep --regexp={{ v }} log", "-x", "grep --regexp=-x log"),  # not where a word starts
+        ("test {{ v }} -lt 0", "-5", "test -5 -lt 0"),  # a number
+        ("echo ok; rm {{ v }}", "-rf", None),  # each command of a line is looked at on its own
+    ],
+)
+def test_a_value_that_would_be_read_as_an_option_is_refused(command: str, value: str, rendered: str | None) -> None:
+    if rendered is not None:
+        assert render_for_shell(command, {"v": value}) == rendered
+        return
+    with pytest.raises(TemplateError) as raised:
+        render_for_shell(command, {"v": value})
+    assert "starts with '-' where a word starts, so the program would read it as an option" in str(raised.value)

@@ -8,6 +8,7 @@ and is recorded as a warning); expressions (`when:`, `expect:`) are strict (a ty
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -17,9 +18,18 @@ from typing import Any
 
 from jinja2 import ChainableUndefined, StrictUndefined, Template, meta
 from jinja2 import TemplateError as JinjaTemplateError
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from vectorstep.errors import TemplateError
+
+# Rendering is bounded: one template renders at most this much text, a repetition (`'x' * n`) may
+# not build more, and a power (`n ** m`) may not have an exponent beyond MAX_EXPONENT.
+MAX_RENDERED_CHARS = 1_000_000
+MAX_EXPONENT = 1_000
+# What a hostile value can make an author's template raise (`{{ steps.a.count + 1 }}` when the agent
+# wrote a word): a failed render, never a crash.
+_VALUE_ERRORS = (TypeError, ValueError, ArithmeticError, LookupError, RecursionError)
 
 _undefined_names: ContextVar[list[str] | None] = ContextVar("undefined_names", default=None)
 
@@ -43,6 +53,18 @@ class _RecordingUndefined(ChainableUndefined):
 
 
 class _Environment(ImmutableSandboxedEnvironment):
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
+            raise SecurityError(f"an exponent of {right:g} is beyond the limit of {MAX_EXPONENT}")
+        if operator == "*":
+            for sequence, times in ((left, right), (right, left)):
+                repeated = isinstance(sequence, str | list | tuple) and isinstance(times, int)
+                if repeated and len(sequence) * times > MAX_RENDERED_CHARS:
+                    raise SecurityError(f"repeating {len(sequence):,} items {times:,} times is beyond the limit")
+        return super().call_binop(context, operator, left, right)
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, NamedMapping) and attribute not in obj and not hasattr(obj, attribute):
             return self._missing(obj, attribute)
@@ -120,10 +142,18 @@ def render_prompt(source: str, context: Mapping[str, Any]) -> tuple[str, list[st
         return source, []
     with _recording() as names:
         try:
-            text = _prompt_template(source).render(context)
+            text = _bounded(_prompt_template(source).render(context))
         except JinjaTemplateError as error:
             raise TemplateError(f"template cannot be rendered: {error}") from None
+        except _VALUE_ERRORS as error:
+            raise TemplateError(f"template cannot be rendered: {type(error).__name__}: {error}") from None
     return text, [f"undefined in template: {name}" for name in dict.fromkeys(names)]
+
+
+def _bounded(text: str) -> str:
+    if len(text) > MAX_RENDERED_CHARS:
+        raise SecurityError(f"the rendered text is {len(text):,} characters; at most {MAX_RENDERED_CHARS:,}")
+    return text
 
 
 def render_strict(source: str, context: Mapping[str, Any]) -> str:
@@ -131,9 +161,11 @@ def render_strict(source: str, context: Mapping[str, Any]) -> str:
     if "{" not in source:
         return source
     try:
-        return _strict_template(source).render(context)
+        return _bounded(_strict_template(source).render(context))
     except JinjaTemplateError as error:
         raise TemplateError(f"cannot render {source!r}: {error}") from None
+    except _VALUE_ERRORS as error:
+        raise TemplateError(f"cannot render {source!r}: {type(error).__name__}: {error}") from None
 
 
 def render_value(value: Any, context: Mapping[str, Any]) -> Any:
@@ -153,7 +185,7 @@ def evaluate(expression: str, context: Mapping[str, Any]) -> Any:
         return _expression(expression)(**context)
     except JinjaTemplateError as error:
         raise TemplateError(f"cannot evaluate {expression!r}: {error}") from None
-    except (TypeError, ValueError, ArithmeticError, LookupError) as error:
+    except _VALUE_ERRORS as error:
         raise TemplateError(f"cannot evaluate {expression!r}: {type(error).__name__}: {error}") from None
 
 
@@ -165,22 +197,64 @@ def render_for_shell(source: str, context: Mapping[str, Any]) -> str:
     """Render a shell command: every `{{ }}` value becomes one shell-quoted word.
 
     The author's literal text is left exactly as written; only interpolated values are quoted,
-    so an agent's `; rm -rf /` is an argument, never more shell.
+    so an agent's `; rm -rf /` is an argument, never more shell. A value that would start a word
+    with `-` (so that the program reads it as an option: `--delete-all`) is refused, unless it is
+    a number (`-5`).
     """
+    values: list[str] = []
+    token = _shell_values.set(values)
     try:
-        template = _shell_template(source)
-        return template.render(context)
+        rendered = _bounded(_shell_template(source).render(context))
     except JinjaTemplateError as error:
         raise TemplateError(f"cannot render command {source!r}: {error}") from None
+    except _VALUE_ERRORS as error:
+        raise TemplateError(f"cannot render command {source!r}: {type(error).__name__}: {error}") from None
+    finally:
+        _shell_values.reset(token)
+    return _VALUE_MARK.sub(lambda mark: _shell_word(rendered, mark, values), rendered)
+
+
+# While a command renders, each value is set aside and a mark stands in its place: only once the
+# whole command is there can we see whether a value starts a word.
+_shell_values: ContextVar[list[str] | None] = ContextVar("shell_values", default=None)
+_VALUE_MARK = re.compile("\x00(\\d+)\x00")
+_WORD_BOUNDARY = frozenset(" \t\n;&|()<>\"'")
+_NUMBER = re.compile(r"-\d+(?:\.\d+)?")
+_COMMAND_START = re.compile(r"[;&|\n]")
+_END_OF_OPTIONS = re.compile(r"(?:^|\s)--(?:\s|$)")
+
+
+def looks_like_option(value: str) -> bool:
+    """`-rf`, `--all`: read as an option where a word starts; a negative number is not."""
+    return value.startswith("-") and _NUMBER.fullmatch(value) is None
+
+
+def _shell_word(rendered: str, mark: re.Match[str], values: list[str]) -> str:
+    number = int(mark.group(1))
+    value = values[number]
+    starts_word = mark.start() == 0 or rendered[mark.start() - 1] in _WORD_BOUNDARY
+    command = _COMMAND_START.split(rendered[: mark.start()])[-1]
+    after_options = _END_OF_OPTIONS.search(command) is not None  # `rm -- {{ path }}`: no option after `--`
+    if starts_word and looks_like_option(value) and not after_options:
+        raise TemplateError(
+            f"value {number + 1} of the command starts with '-' where a word starts, so the program would "
+            "read it as an option; write `--` before it in `run:` if the program takes that, or check the value"
+        )
+    return shlex.quote(value)
 
 
 @lru_cache(maxsize=256)
 def _shell_template(source: str) -> Template:
-    return _environment(undefined=StrictUndefined, finalize=_quote_output).from_string(source)
+    return _environment(undefined=StrictUndefined, finalize=_set_aside).from_string(source)
 
 
-def _quote_output(value: Any) -> str:
-    return shlex.quote(value if isinstance(value, str) else str(value))
+def _set_aside(value: Any) -> str:
+    values = _shell_values.get()
+    text = value if isinstance(value, str) else str(value)
+    if values is None:  # pragma: no cover - only render_for_shell renders these templates
+        return shlex.quote(text)
+    values.append(text)
+    return f"\x00{len(values) - 1}\x00"
 
 
 def names_in(expression: str) -> set[str]:

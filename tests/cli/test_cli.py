@@ -32,6 +32,29 @@ def small_project(project: ProjectDir) -> None:
     project.payload("alert", alertmanager_payload())
 
 
+def test_validate_warns_where_a_value_would_become_shell_syntax(project: ProjectDir) -> None:
+    small_project(project)
+    checks = [
+        {"name": "own-word", "type": "shell", "run": "kubectl get pod {{ steps.triage.pod }} -n shop"},
+        {"name": "in-quotes", "type": "shell", "run": 'echo "pod: {{ steps.triage.pod }}"'},
+        {"name": "evaluated", "type": "shell", "run": "eval {{ steps.triage.command }}"},
+        {"name": "sub-shell", "type": "shell", "run": "bash -c {{ steps.triage.command }}"},
+    ]
+    step = {"name": "triage", "executor": "gateway", "executor_config": {"agent": "triage"}}
+    project.pipeline("checks", {"name": "checks", "steps": [{**step, "deterministic_checks": checks}]})
+    for target in (".", "pipelines/checks.yaml"):
+        checked = run_cli("validate", target, cwd=project.root)
+        assert checked.returncode == 0, checked.stdout  # a warning, not a problem
+        warnings = [line for line in checked.stderr.splitlines() if "warning:" in line]
+        assert [line.split(": warning: ")[0] for line in warnings] == [
+            "pipelines/checks.yaml:6: steps[0].deterministic_checks[1].run",
+            "pipelines/checks.yaml:7: steps[0].deterministic_checks[2].run",
+            "pipelines/checks.yaml:8: steps[0].deterministic_checks[3].run",
+        ], checked.stderr
+        assert "inside the author's double quotes" in warnings[0] and "given to `eval`" in warnings[1]
+        assert "given to `sh -c`" in warnings[2]
+
+
 def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
     small_project(project)
     ok = run_cli("validate", ".", cwd=project.root)

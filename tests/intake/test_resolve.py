@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from vectorstep.domain.context import NormalisedContext
+from vectorstep.errors import ConfigError
 from vectorstep.intake.resolve import resolve
 from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
 
@@ -74,3 +76,20 @@ def test_a_named_pipeline_wins_and_a_pipeline_without_match_is_never_picked_impl
     assert resolve(named, [manual, other]) is manual
     unknown = NormalisedContext(**{**EVENT.__dict__, "pipeline": "nope"})
     assert resolve(unknown, [manual, other]) is None
+
+
+def test_a_pattern_that_would_backtrack_runs_in_linear_time_on_a_hostile_value(tmp_path: Path) -> None:
+    loaded = pipeline(tmp_path, "p.yaml", "p", {"summary": {"regex": "^(a+)+$"}})
+    hostile = NormalisedContext(**{**EVENT.__dict__, "summary": "a" * 100_000 + "!"})
+    started = time.monotonic()
+    assert resolve(hostile, [loaded]) is None  # Python's re would take longer than the age of the universe
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("pattern", [r"(\w+) \1", r"checkout(?!-canary)", r"(?<=svc-)api"])
+def test_a_pattern_that_needs_backtracking_is_refused_where_it_is_written(tmp_path: Path, pattern: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        pipeline(tmp_path, "p.yaml", "p", {"summary": {"regex": pattern}})
+    (problem,) = raised.value.problems
+    assert problem.key_path == "trigger.match.summary.regex" and problem.line is not None
+    assert "patterns run in linear time: no backreferences or lookaround" in problem.message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,46 @@ def test_every_key_is_located(tmp_path: Path) -> None:
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         load_document(tmp_path / "nope.yaml")
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]\n" for previous, name in zip("abcdefgh", "bcdefghi")
+)  # under 300 bytes; nine to the ninth (387 million) values once expanded
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        (BOMB, 1, "expands to more than 100,000 values"),
+        ("a: " + "[" * 100_000 + "]" * 100_000, 1, "nested more than 64 deep"),
+        ("ok: 1\nb:\n" + "".join(" " * (2 * depth) + "k:\n" for depth in range(1, 200)), 131, "indented more than 256"),
+        ("steps: !!python/object/apply:os.system [ls]\n", 1, "YAML tags (tag:yaml.org,2002:python/object/apply:os.system)"),
+        ("name: !custom x\n", 1, "YAML tags (!custom) are not allowed"),
+        ("blob: !!binary aGVsbG8=\n", 1, "YAML tags (!!binary) are not allowed"),
+    ],
+    ids=["alias-bomb", "deep-flow", "deep-indent", "python-tag", "custom-tag", "binary"],
+)
+def test_hostile_yaml_is_refused_quickly_with_its_line(tmp_path: Path, text: str, line: int, says: str) -> None:
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(text, encoding="utf-8")
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as raised:
+        load_document(path)
+    assert time.monotonic() - started < 2
+    (problem,) = raised.value.problems
+    assert problem.line == line and says in problem.message
+
+
+def test_merge_keys_and_modest_aliases_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(
+        "defaults: &defaults {executor: gateway, timeout_seconds: 30}\n"
+        "steps:\n  - <<: *defaults\n    name: one\n  - <<: *defaults\n    name: two\n    timeout_seconds: 5\n",
+        encoding="utf-8",
+    )
+    document = load_document(path)
+    assert document.data["steps"] == [
+        {"name": "one", "executor": "gateway", "timeout_seconds": 30},
+        {"name": "two", "timeout_seconds": 5, "executor": "gateway"},
+    ]
+    assert document.source.locate(("steps", 1, "executor")).line == 5  # where the merging item is

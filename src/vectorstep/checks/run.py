@@ -8,6 +8,7 @@ Such a check is recorded as failed with the reason, never silently left out.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from vectorstep.checks.webhook import run_webhook_check
 from vectorstep.domain.approvals import ApprovalRequest
 from vectorstep.domain.signals import CheckResult
 from vectorstep.spec.trust_blocks import CheckSpec, HumanCheckSpec, ShellCheckSpec, WebhookCheckSpec
+
+log = logging.getLogger(__name__)
 
 
 async def run_checks(
@@ -56,10 +59,15 @@ async def run_checks(
 async def _query(
     check: CheckSpec, context: Mapping[str, Any], http: httpx.AsyncClient, cwd: Path | None
 ) -> CheckResult:
-    if isinstance(check, ShellCheckSpec):
-        return await run_shell_check(check, context, cwd)
-    if isinstance(check, WebhookCheckSpec):
-        return await run_webhook_check(check, context, http)
+    try:
+        if isinstance(check, ShellCheckSpec):
+            return await run_shell_check(check, context, cwd)
+        if isinstance(check, WebhookCheckSpec):
+            return await run_webhook_check(check, context, http)
+    except Exception as unexpected:  # fail-closed: a check that broke did not pass
+        log.error("check %s failed unexpectedly", check.name, exc_info=unexpected)
+        detail = f"the check failed unexpectedly: {type(unexpected).__name__}: {str(unexpected)[:300]}"
+        return CheckResult(check.name, check.type, False, detail, 0.0)
     raise TypeError(f"not a query check: {check!r}")
 
 

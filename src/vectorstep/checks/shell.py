@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vectorstep.carriage import Uncarriable, checked_arguments
 from vectorstep.domain.signals import CheckResult
 from vectorstep.errors import TemplateError
 from vectorstep.spec.trust_blocks import ShellCheckSpec
-from vectorstep.templating import evaluate, names_in, render_for_shell, render_strict
+from vectorstep.templating import evaluate, looks_like_option, names_in, render_for_shell, render_strict
 
 OUTPUT_CAP_BYTES = 64 * 1024
 DEFAULT_EXPECT = "exit_code == 0"
@@ -33,10 +34,9 @@ async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any], cwd:
     def result(passed: bool, detail: str) -> CheckResult:
         return CheckResult(spec.name, "shell", passed, detail, round((time.monotonic() - started) * 1000, 3))
 
-    try:
-        argv = _argv(spec, context)
-    except TemplateError as error:
-        return result(False, f"command cannot be rendered: {error}")
+    argv = _command(spec, context)
+    if isinstance(argv, str):
+        return result(False, argv)
     try:
         exit_code, stdout, stderr = await _execute(argv, spec.timeout_seconds, cwd)
     except TimeoutError:
@@ -55,10 +55,30 @@ async def run_shell_check(spec: ShellCheckSpec, context: Mapping[str, Any], cwd:
     return result(held, f"`{expect}` {'held' if held else 'did not hold'}: {shown}")
 
 
+def _command(spec: ShellCheckSpec, context: Mapping[str, Any]) -> list[str] | str:
+    """The command to start, or why there is none."""
+    try:
+        return checked_arguments(_argv(spec, context))
+    except TemplateError as error:
+        return f"command cannot be rendered: {error}"
+    except Uncarriable as refused:
+        return f"command cannot be run: {refused}"
+
+
 def _argv(spec: ShellCheckSpec, context: Mapping[str, Any]) -> list[str]:
     if spec.run is not None:
         return ["/bin/sh", "-c", render_for_shell(spec.run, context)]
-    return [render_strict(part, context) for part in spec.argv or []]
+    argv: list[str] = []
+    for number, part in enumerate(spec.argv or []):
+        rendered = render_strict(part, context)
+        # As in `run:`, a value that is a whole argument may not smuggle in an option (after `--` it may).
+        if part.lstrip().startswith("{{") and looks_like_option(rendered) and "--" not in argv:
+            raise TemplateError(
+                f"argument {number} starts with '-', so the program would read it as an option; "
+                "put `--` before it in `argv` if the program takes that, or check the value"
+            )
+        argv.append(rendered)
+    return argv
 
 
 async def _execute(argv: list[str], timeout_seconds: float, cwd: Path | None) -> tuple[int, str, str]:

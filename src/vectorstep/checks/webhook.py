@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from vectorstep.carriage import Uncarriable, checked_headers, checked_url
 from vectorstep.domain.signals import CheckResult
 from vectorstep.errors import TemplateError
 from vectorstep.executors.http import target
@@ -26,18 +27,9 @@ async def run_webhook_check(
     def result(passed: bool, detail: str) -> CheckResult:
         return CheckResult(spec.name, "webhook", passed, detail, round((time.monotonic() - started) * 1000, 3))
 
-    try:
-        url = render_strict(spec.url, context)
-        headers = {key: render_strict(value, context) for key, value in spec.headers.items()}
-        payload = render_value(spec.payload, context)
-    except TemplateError as error:
-        return result(False, f"request cannot be rendered: {error}")
-    try:
-        response = await client.request(spec.method, url, headers=headers, json=payload, timeout=spec.timeout_seconds)
-    except httpx.TimeoutException:
-        return result(False, f"{spec.method} {target(url)} timed out after {spec.timeout_seconds:g}s")
-    except httpx.HTTPError as error:
-        return result(False, f"{spec.method} {target(url)} failed: {type(error).__name__}: {error}")
+    response = await _call(spec, context, client)
+    if isinstance(response, str):
+        return result(False, response)
     text = response.text[:BODY_CAP_CHARS]
     try:
         body: Any = json.loads(text) if text else None
@@ -52,3 +44,25 @@ async def run_webhook_check(
     except TemplateError as error:
         return result(False, f"expect cannot be evaluated: {error} (status {response.status_code})")
     return result(held, f"`{spec.expect}` {'held' if held else 'did not hold'}: status {response.status_code}")
+
+
+async def _call(spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient) -> httpx.Response | str:
+    """The response, or why there is none (a value the request cannot carry fails the check, closed)."""
+    try:
+        url = render_strict(spec.url, context)
+        headers = {key: render_strict(value, context) for key, value in spec.headers.items()}
+        payload = render_value(spec.payload, context)
+    except TemplateError as error:
+        return f"request cannot be rendered: {error}"
+    try:
+        return await client.request(
+            spec.method, checked_url(url), headers=checked_headers(headers), json=payload, timeout=spec.timeout_seconds
+        )
+    except Uncarriable as refused:
+        return f"request cannot be sent: {refused}"
+    except UnicodeError:
+        return f"{spec.method} {target(url)} cannot be sent: the body holds a lone surrogate"
+    except httpx.TimeoutException:
+        return f"{spec.method} {target(url)} timed out after {spec.timeout_seconds:g}s"
+    except httpx.HTTPError as error:
+        return f"{spec.method} {target(url)} failed: {type(error).__name__}: {error}"

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from vectorstep.domain.storable import storable
+
 STATUS_STYLES = {
     "completed": "green",
     "stopped": "cyan",
@@ -37,7 +39,8 @@ class Output:
             self.console.file.write(text + "\n")
 
     def json(self, value: Any) -> None:
-        self.console.file.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+        # As stored: what no text can hold (a lone surrogate, NUL) is written as its escape.
+        self.console.file.write(json.dumps(storable(value), indent=2, ensure_ascii=False, default=str) + "\n")
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]], *, status_column: int | None = None) -> None:
         if not self.is_terminal:

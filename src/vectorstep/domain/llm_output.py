@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
+from vectorstep.domain.storable import without_surrogates
 from vectorstep.errors import LLMParseError, LLMSchemaError
 
 SNIPPET_CHARS = 500
@@ -50,7 +51,8 @@ def parse_llm_output(text: str) -> LLMOutput:
     Raises LLMParseError (no JSON object) or LLMSchemaError (not a valid LLMOutput); both keep
     the whole text.
     """
-    found = find_json_object(text)
+    text = without_surrogates(text)
+    found = without_surrogates(find_json_object(text))
     if found is None:
         raise LLMParseError(f"no JSON object found in the agent's answer: {snippet(text)!r}", raw_text=text)
     try:

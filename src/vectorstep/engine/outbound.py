@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from vectorstep.carriage import Uncarriable, checked_headers, checked_url
 from vectorstep.domain.records import StepRecord
 from vectorstep.domain.status import StepStatus
 from vectorstep.engine.context import RunState
@@ -90,8 +91,18 @@ class Outbound:
             return
         try:
             response = await self._http.request(
-                webhook.method, url, headers=headers, json=payload, timeout=webhook.timeout_seconds
+                webhook.method,
+                checked_url(url),
+                headers=checked_headers(headers),
+                json=payload,
+                timeout=webhook.timeout_seconds,
             )
+        except Uncarriable as refused:
+            await say("warning", f"on_failure webhook cannot be sent: {refused}")
+            return
+        except UnicodeError:
+            await say("warning", f"on_failure webhook to {target(url)} cannot be sent: its body holds a lone surrogate")
+            return
         except httpx.HTTPError as error:
             await say("warning", f"on_failure webhook to {target(url)} failed: {type(error).__name__}")
             return

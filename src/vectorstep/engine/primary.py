@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vectorstep.approvals.gate import HumanGate
+from vectorstep.approvals.gate import HumanGate, RunParked
 from vectorstep.clock import Clock
 from vectorstep.domain.execution import ExecutionResult, ModelUsage, Usage
 from vectorstep.errors import ExecutorError, ExecutorTimeout
@@ -16,6 +17,8 @@ from vectorstep.executors.base import Executor, StepCall
 from vectorstep.runtime.protocol import TraceListener
 from vectorstep.spec.steps import TrustedWorkSpec
 from vectorstep.templating import render_prompt
+
+log = logging.getLogger(__name__)
 
 # An executor that ignores its own timeout is still stopped, a little after it should have stopped itself.
 TIMEOUT_GRACE_SECONDS = 2.0
@@ -138,10 +141,21 @@ async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any]) -
         pipeline=call.pipeline,
         human=call.human,
     )
-    if timeout is None:
-        return await call.executor.execute(step_call)
     try:
+        if timeout is None:
+            return await call.executor.execute(step_call)
         async with asyncio.timeout(timeout + TIMEOUT_GRACE_SECONDS):
             return await call.executor.execute(step_call)
     except TimeoutError:
+        if timeout is None:
+            raise _unexpected(call, TimeoutError("a timeout inside the executor")) from None
         raise ExecutorTimeout(f"the attempt did not finish within timeout_seconds={timeout:g}") from None
+    except (ExecutorError, RunParked):
+        raise
+    except Exception as unexpected:  # a value the executor could not handle fails the step, never the run
+        raise _unexpected(call, unexpected) from unexpected
+
+
+def _unexpected(call: PrimaryCall, error: BaseException) -> ExecutorError:
+    log.error("step %s: executor failed unexpectedly", call.step, exc_info=error)
+    return ExecutorError(f"the executor failed unexpectedly: {type(error).__name__}: {str(error)[:300]}")

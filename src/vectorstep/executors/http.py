@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from vectorstep.carriage import Uncarriable, checked_headers, checked_url
 from vectorstep.errors import ExecutorError, ExecutorTimeout
 
 RESPONSE_BODY_MAX_CHARS = 20_000
@@ -25,8 +26,12 @@ class HttpResult:
 
 def target(url: str) -> str:
     """Scheme and host only: webhook URLs often carry secrets in their path or query."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}/…"
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # an agent's value made the URL unreadable ("[", a port of letters)
+        return "an unreadable URL"
+    return f"{parts.scheme}://{parts.hostname or ''}{port}/…"
 
 
 async def send(
@@ -42,12 +47,16 @@ async def send(
     try:
         response = await client.request(
             method,
-            url,
-            headers=dict(headers),
+            checked_url(url),
+            headers=checked_headers(headers),
             json=json_body if content is None else None,
             content=content,
             timeout=timeout_seconds,
         )
+    except Uncarriable as refused:
+        raise ExecutorError(f"{method} request cannot be sent: {refused}") from None
+    except UnicodeError:
+        raise ExecutorError(f"{method} {target(url)} cannot be sent: the body holds a lone surrogate") from None
     except httpx.TimeoutException:
         raise ExecutorTimeout(f"{method} {target(url)} timed out after {timeout_seconds:g}s") from None
     except httpx.HTTPError as error:

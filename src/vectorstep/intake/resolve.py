@@ -8,11 +8,11 @@ event names it (or by hand, or on its schedule): it never catches events by acci
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vectorstep.domain.context import NormalisedContext
+from vectorstep.spec.patterns import compile_pattern
 from vectorstep.spec.pipeline import MatchOperators
 from vectorstep.spec.pipelines import LoadedPipeline
 
@@ -58,7 +58,7 @@ def _operator(name: str, value: Any, operand: Any) -> bool:
         found = present and any(_same(value, option) for option in operand)
         return found if name == "in" else not found
     if name == "regex":
-        return present and re.search(operand, str(value)) is not None
+        return present and compile_pattern(operand).search(str(value)) is not None
     number = _number(value) if present else None
     if number is None:
         return False  # a comparison with something that is not a number does not hold

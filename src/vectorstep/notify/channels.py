@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import smtplib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,12 +28,26 @@ class ChannelError(VectorStepError):
     """A message could not be delivered."""
 
 
+# What no channel can deliver: control characters (but line breaks and tabs) and lone surrogates.
+_UNDELIVERABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def deliverable(text: str) -> str:
+    """A notification informs: what a channel cannot carry is shown as U+FFFD rather than losing the message."""
+    return _UNDELIVERABLE.sub("\ufffd", text)
+
+
 @dataclass(frozen=True)
 class Message:
     title: str
     text: str
     links: Mapping[str, str] = field(default_factory=dict)
     data: Mapping[str, Any] = field(default_factory=dict)  # structured fields, for webhooks
+
+    def __post_init__(self) -> None:
+        # A subject line is one line: a line break there would start a header of its own.
+        object.__setattr__(self, "title", deliverable(self.title).replace("\r", " ").replace("\n", " "))
+        object.__setattr__(self, "text", deliverable(self.text))
 
     def plain(self) -> str:
         lines = [self.title, "", self.text]

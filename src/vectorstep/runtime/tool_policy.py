@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from vectorstep.spec.patterns import compile_pattern
 from vectorstep.spec.service import ToolMatchSpec, ToolPolicySpec
 
 
@@ -25,7 +25,7 @@ class ToolPolicy:
     def __init__(self, spec: ToolPolicySpec) -> None:
         self._spec = spec
         self._patterns = {
-            index: re.compile(rule_match.input_regex)
+            index: compile_pattern(rule_match.input_regex)
             for index, rule in enumerate(spec.rules)
             if (rule_match := rule.allow or rule.deny) is not None and rule_match.input_regex is not None
         }

@@ -55,7 +55,7 @@ def agent_version(spec: AgentSpec, instructions: str, name: str) -> str:
     settings["name"] = name
     settings["instructions"] = normalise_instructions(instructions)
     canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def load_agent(folder: Path, *, environ: Mapping[str, str] | None = None) -> AgentDefinition:

@@ -10,16 +10,14 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 from pydantic import AfterValidator, BaseModel, ConfigDict, Tag, ValidationError
 
 from vectorstep.errors import ConfigError, Problem
+from vectorstep.spec.patterns import compile_pattern
 from vectorstep.spec.source import Document, KeyPath, SourceMap, format_key_path
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 
 
 def _compiles(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as error:
-        raise ValueError(f"invalid regular expression: {error}") from None
+    compile_pattern(pattern)  # PatternError is a ValueError: a located problem
     return pattern
 
 

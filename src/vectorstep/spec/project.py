@@ -20,8 +20,10 @@ from vectorstep.spec.pipelines import (
     load_step_library,
 )
 from vectorstep.spec.settings import Settings
+from vectorstep.spec.shell_lint import interpolation_hazards
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, TrustedWorkSpec
+from vectorstep.spec.trust_blocks import ShellCheckSpec
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,8 @@ def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None
         agents = {}  # a remote gateway runs its own agents; it answers `unknown_agent` for one it lacks
     for loaded in pipelines.values():
         problems.extend(check_references(loaded, agents, settings))
-    return Project(settings, pipelines, library, agents, tuple(problems), tuple(agent_warnings(agents)))
+    warnings = [*agent_warnings(agents), *(found for loaded in pipelines.values() for found in shell_warnings(loaded))]
+    return Project(settings, pipelines, library, agents, tuple(problems), tuple(warnings))
 
 
 def agent_warnings(agents: Mapping[str, AgentDefinition]) -> list[Problem]:
@@ -156,16 +159,37 @@ def check_references(
     return problems
 
 
-def _gateway_configs(spec: PipelineSpec) -> Iterator[tuple[KeyPath, GatewayConfig]]:
+def _works(spec: PipelineSpec) -> Iterator[tuple[KeyPath, TrustedWorkSpec]]:
+    """Every step of the pipeline, in parallel groups and fan-outs too, with its key path."""
     for index, item in enumerate(spec.steps):
         path: KeyPath = ("steps", index)
         if isinstance(item, ParallelItem):
             for position, branch in enumerate(item.parallel.steps):
-                yield from _configs_of(branch, (*path, "parallel", "steps", position))
+                yield (*path, "parallel", "steps", position), branch
         elif isinstance(item, FanOutItem):
-            yield from _configs_of(item.fan_out, (*path, "fan_out"))
+            yield (*path, "fan_out"), item.fan_out
         else:
-            yield from _configs_of(item, path)
+            yield path, item
+
+
+def _gateway_configs(spec: PipelineSpec) -> Iterator[tuple[KeyPath, GatewayConfig]]:
+    for path, work in _works(spec):
+        yield from _configs_of(work, path)
+
+
+def shell_warnings(loaded: LoadedPipeline) -> list[Problem]:
+    """`run:` commands that put a `{{ }}` where its value would be read as shell syntax."""
+    warnings: list[Problem] = []
+    for path, work in _works(loaded.spec):
+        for index, check in enumerate(work.deterministic_checks):
+            if isinstance(check, ShellCheckSpec) and check.run is not None:
+                key = (*path, "deterministic_checks", index, "run")
+                location = loaded.source.locate(key)
+                warnings.extend(
+                    Problem(location.file, location.line, format_key_path(key), hazard)
+                    for hazard in interpolation_hazards(check.run)
+                )
+    return warnings
 
 
 def _configs_of(work: TrustedWorkSpec, path: KeyPath) -> Iterator[tuple[KeyPath, GatewayConfig]]:

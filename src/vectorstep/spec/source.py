@@ -21,6 +21,13 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from vectorstep.errors import ConfigError, Problem
 
 KeyPath = tuple[str | int, ...]
+# A file is read within bounds: aliases (`*name`) may repeat values, but the whole document may
+# not expand beyond this many values (a few hundred bytes of nested aliases can mean billions).
+MAX_VALUES = 100_000
+MAX_DEPTH = 64  # collections within collections, in flow style ([ { ) or by indentation
+MAX_INDENT = 256
+_FLOW = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\n]|\'\')*\'|#[^\n]*|[\[\]{}]')
+_INDENT = re.compile(r"^[ \t]*", re.M)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,9 @@ def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text:
             raise ConfigError.single(shown, "file not found") from None
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError.single(shown, f"cannot read file: {error}") from None
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        raise ConfigError.single(shown, f"invalid YAML: {too_deep[1]}", line=too_deep[0])
     yaml = YAML(typ="rt")
     try:
         node = yaml.load(text)
@@ -125,16 +135,39 @@ def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text:
         raise ConfigError.single(shown, f"invalid YAML: {message}", line=line) from None
     except YAMLError as error:
         raise ConfigError.single(shown, f"invalid YAML: {error}") from None
+    except RecursionError:
+        raise ConfigError.single(shown, "invalid YAML: values are nested too deeply") from None
     source = SourceMap(default=Location(shown, 1))
     problems: list[Problem] = []
     # `${VECTORSTEP_PYTHON}` is the interpreter running VectorStep: a tool server or a check
     # written in Python can be started with the same installed packages.
     environ = {"VECTORSTEP_PYTHON": sys.executable, **(os.environ if environ is None else environ)}
     converter = _Converter(shown, source, environ, problems)
-    data = converter.convert(node, (), 1)
+    try:
+        data = converter.convert(node, (), 1)
+    except _TooLarge as too_large:
+        raise ConfigError.single(shown, str(too_large), line=too_large.line) from None
     if problems:
         raise ConfigError(problems)
     return Document(data=data, source=source, path=path)
+
+
+def _too_deep(text: str) -> tuple[int, str] | None:
+    """The line and the reason when values nest beyond the limits, found before parsing (the parser recurses)."""
+    depth = 0
+    for found in _FLOW.finditer(text):
+        mark = found.group()
+        if mark in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return text.count("\n", 0, found.start()) + 1, f"values are nested more than {MAX_DEPTH} deep"
+        elif mark in "]}":
+            depth = max(0, depth - 1)
+    for found in _INDENT.finditer(text):
+        if len(found.group()) > MAX_INDENT:
+            line = text.count("\n", 0, found.start()) + 1
+            return line, f"a line is indented more than {MAX_INDENT} characters"
+    return None
 
 
 def _plain_scalar(node: Any) -> Any:
@@ -148,15 +181,34 @@ def _plain_scalar(node: Any) -> Any:
     return node
 
 
+class _TooLarge(Exception):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 @dataclass
 class _Converter:
     file: str
     source: SourceMap
     environ: Mapping[str, str]
     problems: list[Problem]
+    converted: int = 0
 
     def convert(self, node: Any, path: KeyPath, line: int) -> Any:
+        self.converted += 1
+        if self.converted > MAX_VALUES:
+            raise _TooLarge(
+                f"the file expands to more than {MAX_VALUES:,} values: YAML aliases (*name) repeat too much",
+                line,
+            )
         self.source.locations.setdefault(path, Location(self.file, line))
+        tag = getattr(getattr(node, "tag", None), "value", None)
+        if tag is not None or isinstance(node, bytes):
+            self.problems.append(
+                Problem(self.file, line, format_key_path(path), f"YAML tags ({tag or '!!binary'}) are not allowed here")
+            )
+            return None
         if isinstance(node, Mapping):
             return self._mapping(node, path)
         if isinstance(node, list):
@@ -170,11 +222,17 @@ class _Converter:
         lc = getattr(node, "lc", None)
         for key, value in node.items():
             name = str(key)
-            key_line = lc.key(key)[0] + 1 if lc is not None else self.source.locate(path).line or 1
+            key_line = self._key_line(lc, key, path)
             child = (*path, name)
             self.source.locations[child] = Location(self.file, key_line)
             result[name] = self.convert(value, child, key_line)
         return result
+
+    def _key_line(self, lc: Any, key: Any, path: KeyPath) -> int:
+        try:
+            return int(lc.key(key)[0]) + 1
+        except (AttributeError, KeyError, TypeError):  # a key merged in with `<<: *anchor`: where the mapping is
+            return self.source.locate(path).line or 1
 
     def _sequence(self, node: list[Any], path: KeyPath, line: int) -> list[Any]:
         lc = getattr(node, "lc", None)

@@ -8,7 +8,7 @@ from sqlalchemy import Connection, inspect, text
 
 from vectorstep.store.database import Database
 
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 

@@ -12,11 +12,10 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    Text,
     UniqueConstraint,
 )
 
-from vectorstep.store.types import JSONDocument, UTCDateTime
+from vectorstep.store.types import JSONDocument, StorableString, StorableText, UTCDateTime
 
 metadata = MetaData(
     naming_convention={
@@ -35,10 +34,10 @@ pipeline_runs = Table(
     Column("status", String(20), nullable=False),
     Column("stage", String(20), nullable=False),
     Column("source", String(40), nullable=False),
-    Column("team", String(100)),
-    Column("fingerprint", String(200)),
+    Column("team", StorableString(100)),
+    Column("fingerprint", StorableString(200)),
     Column("context", JSONDocument, nullable=False),
-    Column("error", Text),
+    Column("error", StorableText),
     Column("parent_run_id", String(64)),
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
@@ -67,9 +66,9 @@ pipeline_steps = Table(
     Column("model", String(200)),
     Column("provider", String(100)),
     Column("agent_version", String(32)),
-    Column("prompt", Text),
+    Column("prompt", StorableText),
     Column("prompt_hash", String(64)),
-    Column("raw_output", Text),
+    Column("raw_output", StorableText),
     Column("parsed_output", JSONDocument),
     Column("agent_trace", JSONDocument),
     Column("primary_confidence", Float),
@@ -84,7 +83,7 @@ pipeline_steps = Table(
     Column("verifier_agent", String(200)),
     Column("verifier_model", String(200)),
     Column("verifier_provider", String(100)),
-    Column("verifier_prompt", Text),
+    Column("verifier_prompt", StorableText),
     Column("grounding_model", String(200)),
     Column("grounding_provider", String(100)),
     Column("input_tokens", Integer, nullable=False, default=0),
@@ -99,7 +98,7 @@ pipeline_steps = Table(
     Column("iterations", Integer, nullable=False, default=0),
     Column("warnings", JSONDocument),
     Column("error_kind", String(40)),
-    Column("error", Text),
+    Column("error", StorableText),
     Column("started_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime, nullable=False),
     UniqueConstraint("run_id", "step_name"),
@@ -115,7 +114,7 @@ pipeline_run_events = Table(
     Column("level", String(10), nullable=False),
     Column("event", String(40), nullable=False),
     Column("step_name", String(200)),
-    Column("message", Text, nullable=False),
+    Column("message", StorableText, nullable=False),
     Column("data", JSONDocument),
     Index(None, "run_id", "id"),
 )
@@ -128,8 +127,8 @@ approvals = Table(
     Column("pipeline_name", String(200), nullable=False),
     Column("step_name", String(200), nullable=False),
     Column("check_name", String(200), nullable=False),  # "" for `executor: human`
-    Column("message", Text, nullable=False),
-    Column("team", String(100)),
+    Column("message", StorableText, nullable=False),
+    Column("team", StorableString(100)),
     Column("stage", String(20), nullable=False),
     Column("channel", String(20), nullable=False),
     Column("status", String(20), nullable=False),
@@ -146,7 +145,7 @@ approvals = Table(
 run_dedup = Table(
     "run_dedup",
     metadata,
-    Column("dedup_key", String(500), primary_key=True),
+    Column("dedup_key", StorableString(500), primary_key=True),
     Column("run_id", String(64), nullable=False),
     Column("started_at", UTCDateTime, nullable=False),
 )
@@ -157,7 +156,7 @@ run_feedback = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
     Column("label", String(20), nullable=False),
-    Column("comment", Text),
+    Column("comment", StorableText),
     Column("marked_by", String(200), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index(None, "run_id"),
@@ -170,7 +169,7 @@ step_feedback = Table(
     Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
     Column("step_name", String(200), nullable=False),
     Column("label", String(20), nullable=False),
-    Column("comment", Text),
+    Column("comment", StorableText),
     Column("marked_by", String(200), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index(None, "run_id", "step_name"),

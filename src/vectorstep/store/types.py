@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, TypeDecorator
+from sqlalchemy import JSON, DateTime, String, Text, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
+
+from vectorstep.domain.storable import storable, storable_text
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -30,4 +32,35 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-JSONDocument: Any = JSON().with_variant(JSONB(), "postgresql")
+class _StorableJSON(TypeDecorator[Any]):
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> Any:
+        return dialect.type_descriptor(JSONB() if dialect.name == "postgresql" else JSON())
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return storable(value)
+
+
+class StorableText(TypeDecorator[str]):
+    """Text that may come from an agent or an alert."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else storable_text(value)
+
+
+class StorableString(TypeDecorator[str]):
+    """A short string that may come from an alert (a fingerprint, a team)."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else storable_text(value)
+
+
+JSONDocument: Any = _StorableJSON()

@@ -27,6 +27,7 @@ from vectorstep.web.deps import api_allowed, service_of
 from vectorstep.web.docs import router as docs_router
 from vectorstep.web.errors import install_error_handlers
 from vectorstep.web.headers import SecurityHeaders
+from vectorstep.web.limits import BodyLimit
 from vectorstep.web.service import Service
 from vectorstep.web.ui.pages import install as install_sign_in
 from vectorstep.web.ui.pages import router as ui_router
@@ -62,6 +63,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
     app.state.auth = Auth(settings.spec.auth.tokens, session_secret)
     public_url = settings.spec.server.public_url or ""
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(BodyLimit)
     app.add_middleware(
         SessionMiddleware,
         secret_key=session_secret,

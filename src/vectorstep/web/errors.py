@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem
+from vectorstep.web.limits import BodyTooLarge, too_large_detail
 from vectorstep.web.ui.render import error_page
 
 
@@ -36,6 +37,10 @@ async def _config(request: Request, error: Exception) -> Response:
     return _answer(request, 422, "invalid", str(error), problems=problems)
 
 
+async def _too_large(request: Request, _: Exception) -> Response:
+    return _answer(request, 413, "too_large", too_large_detail())
+
+
 async def _not_found(request: Request, error: Exception) -> Response:
     return _answer(request, 404, "not_found", str(error))
 
@@ -52,3 +57,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PayloadError, _payload)
     app.add_exception_handler(ConfigError, _config)
     app.add_exception_handler(NotFoundError, _not_found)
+    app.add_exception_handler(BodyTooLarge, _too_large)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -89,7 +90,10 @@ async def validate_pipeline(
     service = service_of(request)
     problems: list[Problem]
     try:
-        loaded = load_pipeline(Path(Path(filename).name), service.project.library, environ=_NamesOnly(), text=body)
+        # Parsing is bounded (docs/security.md) and runs off the event loop: other requests go on meanwhile.
+        loaded = await asyncio.to_thread(
+            load_pipeline, Path(Path(filename).name), service.project.library, environ=_NamesOnly(), text=body
+        )
     except ConfigError as error:
         problems, name = list(error.problems), None
     else:

@@ -14,10 +14,10 @@ from vectorstep.intake import SOURCES, Strategy, normalise
 from vectorstep.intake.resolve import resolve
 from vectorstep.web.auth import Principal
 from vectorstep.web.deps import api_allowed, service_of, unknown_pipeline, visible_pipelines
+from vectorstep.web.limits import MAX_JSON_DEPTH, json_depth
 from vectorstep.web.service import Service
 
 router = APIRouter(tags=["intake"])
-MAX_BODY_BYTES = 1_048_576
 RETRY_AFTER_SECONDS = 5
 
 
@@ -67,17 +67,27 @@ async def webhook(
 
 
 async def _json_body(request: Request) -> Any:
+    """The body as JSON, within bounds: size (counted while it arrives), depth, and no NaN or Infinity."""
     body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise PayloadError(f"the payload is {len(body)} bytes; at most {MAX_BODY_BYTES} are accepted")
     if not body.strip():
         raise PayloadError("the request has no body; send the event as JSON")
     try:
-        return json.loads(body)
+        payload = json.loads(body, parse_constant=_not_json)
     except UnicodeDecodeError:
         raise PayloadError("the body is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise PayloadError(f"the body is not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
+    except RecursionError:
+        raise PayloadError(f"the body nests objects and arrays deeper than {MAX_JSON_DEPTH}") from None
+    except ValueError as error:  # an integer of thousands of digits, NaN, Infinity
+        raise PayloadError(f"the body is not JSON this service accepts: {error}") from None
+    if json_depth(payload) > MAX_JSON_DEPTH:
+        raise PayloadError(f"the body nests objects and arrays deeper than {MAX_JSON_DEPTH}")
+    return payload
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def _event_team(principal: Principal, sent: str | None) -> str | None:
