@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.hostile import ALIAS_BOMB
 from vectorstep.errors import ConfigError
 from vectorstep.spec.source import expand_env, load_document
 
@@ -84,18 +85,17 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
         load_document(tmp_path / "nope.yaml")
 
 
-BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]\n" for previous, name in zip("abcdefgh", "bcdefghi")
-)  # under 300 bytes; nine to the ninth (387 million) values once expanded
-
-
 @pytest.mark.parametrize(
     ("text", "line", "says"),
     [
-        (BOMB, 1, "expands to more than 100,000 values"),
+        (ALIAS_BOMB, 1, "expands to more than 100,000 values"),
         ("a: " + "[" * 100_000 + "]" * 100_000, 1, "nested more than 64 deep"),
         ("ok: 1\nb:\n" + "".join(" " * (2 * depth) + "k:\n" for depth in range(1, 200)), 131, "indented more than 256"),
-        ("steps: !!python/object/apply:os.system [ls]\n", 1, "YAML tags (tag:yaml.org,2002:python/object/apply:os.system)"),
+        (
+            "steps: !!python/object/apply:os.system [ls]\n",
+            1,
+            "YAML tags (tag:yaml.org,2002:python/object/apply:os.system)",
+        ),
         ("name: !custom x\n", 1, "YAML tags (!custom) are not allowed"),
         ("blob: !!binary aGVsbG8=\n", 1, "YAML tags (!!binary) are not allowed"),
     ],

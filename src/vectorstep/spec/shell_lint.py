@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 
 _INTERPOLATION = re.compile(r"\{\{.*?\}\}", re.S)
+_SUB_SHELL = re.compile(r"(?:^|[\s;&|(])(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*-c\s")
 _REPARSED = (
     (re.compile(r"(?:^|[\s;&|(])eval\s"), "given to `eval`, which reads it as shell again"),
-    (re.compile(r"(?:^|[\s;&|(])(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*-c\s"), "given to `sh -c`, which reads it as shell again"),
+    (_SUB_SHELL, "given to `sh -c`, which reads it as shell again"),
     (re.compile(r"<<-?\s*['\"]?\w+"), "inside a heredoc, whose text the shell expands"),
 )
 
