@@ -7,6 +7,7 @@ and is recorded as a warning); expressions (`when:`, `expect:`) are strict (a ty
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import shlex
@@ -211,7 +212,7 @@ def render_for_shell(source: str, context: Mapping[str, Any]) -> str:
         raise TemplateError(f"cannot render command {source!r}: {type(error).__name__}: {error}") from None
     finally:
         _shell_values.reset(token)
-    return _VALUE_MARK.sub(lambda mark: _shell_word(rendered, mark, values), rendered)
+    return _quoted(rendered, values)
 
 
 # While a command renders, each value is set aside and a mark stands in its place: only once the
@@ -229,18 +230,30 @@ def looks_like_option(value: str) -> bool:
     return value.startswith("-") and _NUMBER.fullmatch(value) is None
 
 
-def _shell_word(rendered: str, mark: re.Match[str], values: list[str]) -> str:
-    number = int(mark.group(1))
-    value = values[number]
-    starts_word = mark.start() == 0 or rendered[mark.start() - 1] in _WORD_BOUNDARY
-    command = _COMMAND_START.split(rendered[: mark.start()])[-1]
-    after_options = _END_OF_OPTIONS.search(command) is not None  # `rm -- {{ path }}`: no option after `--`
-    if starts_word and looks_like_option(value) and not after_options:
-        raise TemplateError(
-            f"value {number + 1} of the command starts with '-' where a word starts, so the program would "
-            "read it as an option; write `--` before it in `run:` if the program takes that, or check the value"
-        )
-    return shlex.quote(value)
+def _quoted(rendered: str, values: list[str]) -> str:
+    """The command with each value in its mark's place, quoted; refused where a value would be an option."""
+    length = len(rendered) + sum(len(value) for value in values)
+    if length > MAX_RENDERED_CHARS:
+        raise TemplateError(f"the command would be {length:,} characters; at most {MAX_RENDERED_CHARS:,}")
+    command_starts = [0, *(found.end() for found in _COMMAND_START.finditer(rendered))]
+    option_ends = [found.start() for found in _END_OF_OPTIONS.finditer(rendered)]  # where `--` words are
+    parts: list[str] = []
+    done = 0
+    for mark in _VALUE_MARK.finditer(rendered):
+        number, at = int(mark.group(1)), mark.start()
+        value = values[number]
+        starts_word = at == 0 or rendered[at - 1] in _WORD_BOUNDARY
+        command = command_starts[bisect.bisect_right(command_starts, at) - 1]
+        after_options = bisect.bisect_left(option_ends, command) < bisect.bisect_left(option_ends, at)
+        if starts_word and looks_like_option(value) and not after_options:  # `rm -- {{ path }}` is fine
+            raise TemplateError(
+                f"value {number + 1} of the command starts with '-' where a word starts, so the program would "
+                "read it as an option; write `--` before it in `run:` if the program takes that, or check the value"
+            )
+        parts += [rendered[done:at], shlex.quote(value)]
+        done = mark.end()
+    parts.append(rendered[done:])
+    return "".join(parts)
 
 
 @lru_cache(maxsize=256)

@@ -222,8 +222,50 @@ def _without_timings(value: Any) -> Any:
     return value
 
 
-def test_the_gateway_will_not_start_without_a_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("token", [None, " " * 20, "\t" + TOKEN])
+def test_the_gateway_will_not_start_without_a_token(tmp_path: Path, token: str | None) -> None:
     project = build(tmp_path / "project")
-    result = run_cli("gateway", "serve", "--config", str(project.config), cwd=tmp_path)
+    env = {"VECTORSTEP_GATEWAY_TOKEN": token} if token is not None else None
+    result = run_cli("gateway", "serve", "--config", str(project.config), cwd=tmp_path, env=env)
     assert result.returncode == 2
     assert "the gateway needs a token" in result.stderr and "VECTORSTEP_GATEWAY_TOKEN" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "says"),
+    [
+        (b"\x00\x01binary", 1003, "a binary frame; the protocol is JSON text"),
+        ("[" * 5000 + "]" * 5000, 1007, "deeper than 64"),
+        ('{"type": "req", "id": "1", "method": "connect", "params": {"n": NaN}}', 1007, "NaN is not a JSON number"),
+    ],
+    ids=["binary", "deep", "nan"],
+)
+async def test_a_malformed_frame_closes_the_connection_with_a_protocol_code(
+    gateway: tuple[ServedApp, ProjectDir], caplog: pytest.LogCaptureFixture, frame: str | bytes, code: int, says: str
+) -> None:
+    served, _ = gateway
+    for connected in (False, True):  # before the handshake, and after it
+        async with connect(rpc_url(served.url)) as ws:
+            await ws.recv()
+            if connected:
+                hello = {"type": "req", "id": "0", "method": "connect", "params": {"auth": {"token": TOKEN}}}
+                await ws.send(json.dumps(hello))
+                await ws.recv()
+            await ws.send(frame)
+            refused = json.loads(await ws.recv())
+            assert refused["ok"] is False and refused["error"]["code"] == "invalid_frame"
+            assert says in refused["error"]["message"]
+            await ws.wait_closed()
+            assert ws.close_code == code
+    lines = [record for record in caplog.records if "closing a connection" in record.getMessage()]
+    assert len(lines) == 2 and all(record.exc_info is None for record in lines)  # one line each, no traceback
+
+
+async def test_the_api_description_needs_the_token(gateway: tuple[ServedApp, ProjectDir]) -> None:
+    served, _ = gateway
+    async with httpx.AsyncClient(base_url=served.url) as http:
+        assert (await http.get("/openapi.json")).status_code == 401
+        assert (await http.get("/openapi.json", headers={"Authorization": "Bearer"})).status_code == 401
+        described = await http.get("/openapi.json", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert described.status_code == 200 and "/agents" in described.json()["paths"]
+        assert (await http.get("/docs")).status_code == 404

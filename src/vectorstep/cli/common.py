@@ -14,6 +14,7 @@ import click
 
 from vectorstep.cli.output import Output
 from vectorstep.domain.events import RUN_LOGGER
+from vectorstep.domain.secrets import SECRETS
 from vectorstep.domain.status import EXIT_INVALID_INPUT
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, StoreError, VectorStepError
 from vectorstep.spec.settings import Settings, find_config, load_settings, redact_url
@@ -89,10 +90,24 @@ def reports_errors(command: Callable[P, int | None]) -> Callable[P, None]:
     return wrapper
 
 
+class MaskSecrets(logging.Filter):
+    """Every log line, libraries' too (httpx logs whole URLs at -v), with `${VAR}` values masked."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = SECRETS.mask(record.getMessage()), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = SECRETS.mask(record.exc_text)
+        return True
+
+
 def configure_logging(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # on the handler: it sees every logger's records
+        handler.addFilter(MaskSecrets())
     # Commands that drive runs print their warnings as progress lines; `serve` turns this back on.
     logging.getLogger(RUN_LOGGER).setLevel(logging.DEBUG if verbose else logging.ERROR)

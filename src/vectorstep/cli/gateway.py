@@ -29,12 +29,13 @@ def gateway_serve_command(config_path: Path | None, host: str, port: int) -> int
     """Run agents for remote VectorStep services over WebSocket /rpc (token required)."""
     settings = settings_from(config_path)
     token = os.environ.get(TOKEN_VARIABLE) or settings.spec.gateway.token or ""
-    if len(token) < MIN_TOKEN_CHARS:
+    if len(token.strip()) < MIN_TOKEN_CHARS or token != token.strip():
         raise ConfigError(
             [
                 settings.problem(
                     ("gateway", "token"),
-                    f"the gateway needs a token of at least {MIN_TOKEN_CHARS} characters: set ${TOKEN_VARIABLE} "
+                    f"the gateway needs a token of at least {MIN_TOKEN_CHARS} characters, not blank and with no "
+                    f"whitespace around it: set ${TOKEN_VARIABLE} "
                     "or `gateway.token` (from ${VAR}); services send it as their own `gateway.token`",
                 )
             ]

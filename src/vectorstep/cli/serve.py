@@ -52,6 +52,7 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
         log_level="info",
         access_log=False,
         server_header=False,
+        log_config=None,  # uvicorn's lines go through our handler, which masks secrets
     )
     return 0
 

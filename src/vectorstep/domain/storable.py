@@ -1,4 +1,5 @@
-"""Values as any database and any text output can keep them: hostile text is escaped, visibly, never dropped."""
+"""Values as any database and any text output can keep them: hostile text escaped, visibly, never dropped;
+values that came from `${VAR}` masked (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ import math
 import re
 from typing import Any
 
+from vectorstep.domain.secrets import SECRETS
+
 # What no database keeps as text: NUL (PostgreSQL refuses it) and lone surrogates (not UTF-8 at all).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def storable_text(text: str) -> str:
-    """`text`, with what a database cannot keep written as its escape (`\\u0000`), visibly."""
+    """`text`, secrets masked, with what a database cannot keep written as its escape (`\\u0000`), visibly."""
+    text = SECRETS.mask(text)
     if _UNSTORABLE.search(text) is None:
         return text
     return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

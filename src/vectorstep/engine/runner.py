@@ -46,6 +46,7 @@ from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, ev
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.snapshot import spec_from_snapshot, spec_snapshot
 from vectorstep.spec.steps import ParallelItem, PipelineItem, StepSpec
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ class Runner:
             source=context.source,
             team=context.team,
             context=context.as_dict(),
-            spec=pipeline.model_dump(mode="json", by_alias=True),
+            spec=spec_snapshot(pipeline),
             dedup=dedup,
         )
         message = f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})"
@@ -166,7 +167,7 @@ class Runner:
     async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
         """Continue a run that waited on `point.approval`, from the step that asked."""
         run, approval = point.run, point.approval
-        pipeline = PipelineSpec.model_validate(run.spec)
+        pipeline = spec_from_snapshot(run.spec or {})
         state = RunState(run.run_id, pipeline, run.stage, NormalisedContext.from_dict(run.context))
         totals = _Totals()
         for step in run.steps:

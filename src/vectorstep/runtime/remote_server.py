@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import json
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 
 from vectorstep.clock import Clock
+from vectorstep.domain.bounded_json import UnboundedJSON, parse_bounded_json
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime import remote_protocol as rpc
@@ -32,11 +34,16 @@ from vectorstep.spec.settings import Settings
 log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_SECONDS = 10.0
 UNAUTHORIZED = 4401  # WebSocket close code: the token was missing or wrong
+UNSUPPORTED_DATA = 1003  # a binary frame: the protocol is JSON text
+INVALID_PAYLOAD = 1007  # text that is not JSON within bounds (too deep, NaN, ...)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def create_gateway_app(
     settings: Settings, token: str, *, runtime: AgentRuntime | None = None, clock: Clock | None = None
 ) -> FastAPI:
+    if not token.strip() or token != token.strip():
+        raise ValueError("the gateway token cannot be blank or surrounded by whitespace")
     agents, problems = load_agents(settings.agents_dir)
     for problem in problems:
         log.warning("agent not loaded: %s", problem)
@@ -51,7 +58,14 @@ def create_gateway_app(
             warm.cancel()
             await served.aclose()
 
-    app = FastAPI(title="VectorStep gateway", version=version("vectorstep"), lifespan=lifespan, docs_url=None)
+    app = FastAPI(
+        title="VectorStep gateway",
+        version=version("vectorstep"),
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # served below, behind the token
+    )
 
     turns: set[asyncio.Task[None]] = set()  # every connection's turns in flight
 
@@ -59,12 +73,20 @@ def create_gateway_app(
     async def health() -> dict[str, Any]:
         return {"status": "ok", "agents": len(agents), "turns_in_flight": len(turns), **served.health()}
 
+    def require_token(request: Request) -> None:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not given or not _same(given, token):
+            raise HTTPException(401, detail="a valid gateway token is required", headers={"WWW-Authenticate": "Bearer"})
+
     @app.get("/agents")
     async def list_agents(request: Request) -> dict[str, Any]:
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not _same(given, token):
-            raise HTTPException(401, detail="a valid gateway token is required", headers={"WWW-Authenticate": "Bearer"})
+        require_token(request)
         return {"agents": [_describe(agent) for agent in sorted(agents.values(), key=lambda agent: agent.name)]}
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> dict[str, Any]:
+        require_token(request)
+        return app.openapi()
 
     @app.websocket("/rpc")
     async def rpc_endpoint(socket: WebSocket) -> None:
@@ -99,7 +121,10 @@ class Connection:
         try:
             if await self._handshake():
                 while True:
-                    await self._dispatch(await self._socket.receive_text())
+                    frame = await self._frame()
+                    if frame is None:
+                        break
+                    self._dispatch(frame)
         except WebSocketDisconnect:
             pass
         finally:
@@ -111,14 +136,39 @@ class Connection:
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
 
+    async def _frame(self) -> Any:
+        """The next frame as JSON; None (and the socket closed, one line logged) when it is malformed.
+
+        The protocol is JSON text within bounds: a binary frame, text that is not UTF-8, or JSON
+        nested too deeply or holding NaN ends the connection with a WebSocket protocol code.
+        """
+        message = await self._socket.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        text = message.get("text")
+        if text is None:
+            return await self._malformed(UNSUPPORTED_DATA, "a binary frame; the protocol is JSON text")
+        try:
+            return parse_bounded_json(text)
+        except UnboundedJSON as error:
+            return await self._malformed(INVALID_PAYLOAD, str(error).replace("the body", "the frame"))
+
+    async def _malformed(self, code: int, reason: str) -> None:
+        log.warning("gateway: closing a connection (%d): %s", code, reason)
+        self._send(rpc.failure(None, "invalid_frame", reason))
+        await self._outbox.join()
+        await self._socket.close(code=code, reason=reason[:120])
+
     async def _handshake(self) -> bool:
         self._send(rpc.challenge())
         try:
-            text = await asyncio.wait_for(self._socket.receive_text(), CONNECT_TIMEOUT_SECONDS)
-            frame_id, method, params = rpc.parse_request(json.loads(text))
+            frame = await asyncio.wait_for(self._frame(), CONNECT_TIMEOUT_SECONDS)
+            if frame is None:
+                return False
+            frame_id, method, params = rpc.parse_request(frame)
         except TimeoutError:
             return await self._refuse(None, "timeout", "no connect request within 10 s")
-        except (ValueError, rpc.ProtocolError) as error:
+        except rpc.ProtocolError as error:
             return await self._refuse(None, "invalid_request", str(error))
         if method != "connect":
             return await self._refuse(frame_id, "invalid_request", "the first request must be `connect`")
@@ -144,10 +194,10 @@ class Connection:
         await self._socket.close(code=UNAUTHORIZED if code == "unauthorized" else 1008, reason=message[:120])
         return False
 
-    async def _dispatch(self, text: str) -> None:
+    def _dispatch(self, frame: Any) -> None:
         try:
-            frame_id, method, params = rpc.parse_request(json.loads(text))
-        except (ValueError, rpc.ProtocolError) as error:
+            frame_id, method, params = rpc.parse_request(frame)
+        except rpc.ProtocolError as error:
             self._send(rpc.failure(None, "invalid_request", str(error)))
             return
         if method != "agent":
@@ -213,7 +263,10 @@ class Connection:
         while True:
             frame = await self._outbox.get()
             try:
-                await self._socket.send_text(json.dumps(frame, ensure_ascii=False))
+                text = json.dumps(frame, ensure_ascii=False)
+                if _LONE_SURROGATE.search(text):  # not UTF-8: sent as JSON escapes instead
+                    text = json.dumps(frame)
+                await self._socket.send_text(text)
             except Exception:  # the client is gone; the reader notices and cancels the turns
                 log.debug("could not send a frame: the client disconnected")
             finally:
@@ -245,4 +298,4 @@ def _describe(agent: AgentDefinition) -> dict[str, Any]:
 
 
 def _same(given: str, expected: str) -> bool:
-    return hmac.compare_digest(given.encode(), expected.encode())
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))

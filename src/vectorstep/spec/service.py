@@ -269,6 +269,8 @@ class ServiceSpec(SpecModel):
     calibration: CalibrationSettingsSpec = Field(default_factory=CalibrationSettingsSpec)
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     server: ServerSpec = Field(default_factory=ServerSpec)
+    # Variables whose `${VAR}` values are not secrets (a namespace, a region): shown as they are.
+    public_vars: list[str] = Field(default_factory=list)
 
     @field_validator("mcp_servers", "python_tools")
     @classmethod

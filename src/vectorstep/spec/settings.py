@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vectorstep.domain.secrets import SECRETS
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.base import validate_document
 from vectorstep.spec.service import ServiceSpec, StdioServerSpec
@@ -79,6 +80,7 @@ def load_settings(
             document = Document(data={}, source=SourceMap(Location(display_path(config_path), 1)), path=config_path)
         spec = validate_document(ServiceSpec, document)
         locations = document.source
+    SECRETS.make_public(frozenset(spec.public_vars))
     base_dir = (config_path.parent if config_path else Path.cwd()).resolve()
     return Settings(
         spec=_resolve_server_dirs(spec, base_dir),

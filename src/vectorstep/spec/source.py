@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from vectorstep.domain.secrets import SECRETS
 from vectorstep.errors import ConfigError, Problem
 
 KeyPath = tuple[str | int, ...]
@@ -81,10 +82,26 @@ def display_path(path: Path) -> str:
 _ENV_REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
+class EnvironmentNames(Mapping[str, str]):
+    """The environment as far as which names are set, never their values (`${VAR}` reads `<VAR>`)."""
+
+    def __getitem__(self, name: str) -> str:
+        if name not in os.environ:
+            raise KeyError(name)
+        return f"<{name}>"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(os.environ)
+
+    def __len__(self) -> int:
+        return len(os.environ)
+
+
 def expand_env(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
     """Substitute `${VAR}` and `${VAR:-default}`; `$${` stays a literal `${`.
 
-    Returns the text and the names of variables that are unset and have no default.
+    Returns the text and the names of variables that are unset and have no default. A value taken
+    from the environment is remembered as a secret (docs/security.md), a default is not.
     """
     missing: list[str] = []
 
@@ -94,6 +111,8 @@ def expand_env(text: str, environ: Mapping[str, str]) -> tuple[str, list[str]]:
         name, default = match.group(1), match.group(2)
         value = environ.get(name)
         if value is not None and (value != "" or default is None):
+            if not isinstance(environ, EnvironmentNames):
+                SECRETS.remember(name, value)
             return value
         if default is not None:
             return default

@@ -12,16 +12,19 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from vectorstep.domain.secrets import SECRETS
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem
 from vectorstep.web.limits import BodyTooLarge, too_large_detail
 from vectorstep.web.ui.render import error_page
 
 
 def problem_json(problem: Problem) -> dict[str, Any]:
-    return {"file": problem.file, "line": problem.line, "key": problem.key_path, "message": problem.message}
+    message = SECRETS.mask(problem.message)
+    return {"file": problem.file, "line": problem.line, "key": problem.key_path, "message": message}
 
 
 def _answer(request: Request, status: int, error: str, detail: str, **extra: Any) -> Response:
+    detail = SECRETS.mask(detail)
     if request.url.path.startswith("/ui"):
         return error_page(request, status, detail)
     return JSONResponse({"error": error, "detail": detail, **extra}, status_code=status)

@@ -8,12 +8,10 @@ limit, and memory stays bounded however many large bodies arrive at once.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 1_048_576
-MAX_JSON_DEPTH = 64  # objects and arrays within each other
 
 
 class BodyTooLarge(Exception):
@@ -61,16 +59,3 @@ async def _refuse(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-def json_depth(value: Any) -> int:
-    """How deep objects and arrays sit within each other (walked without recursion)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_JSON_DEPTH:
-                return depth
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest

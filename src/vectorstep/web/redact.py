@@ -1,9 +1,12 @@
-"""Secrets never reach a page or an API answer: values under secret-looking keys are masked."""
+"""Secrets never reach a page or an API answer: values under secret-looking keys are masked, and so is
+every value that came from `${VAR}` (docs/security.md)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from vectorstep.domain.secrets import SECRETS
 
 MASK = "••••••"
 _SECRET_KEY = re.compile(r"(authorization|token|secret|password|passwd|api[_-]?key|cookie|credential)", re.IGNORECASE)
@@ -18,6 +21,8 @@ def redacted(value: Any, *, key: str = "") -> Any:
         return {name: MASK if _is_secret(name, item) else redacted(item, key=name) for name, item in value.items()}
     if isinstance(value, list):
         return [redacted(item, key=key) for item in value]
+    if isinstance(value, str):
+        return SECRETS.mask(value)  # a value that came from ${VAR}, wherever it sits
     return value
 
 

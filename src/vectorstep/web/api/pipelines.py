@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +16,7 @@ from vectorstep.errors import ConfigError, Problem
 from vectorstep.intake.generic import manual_context
 from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
 from vectorstep.spec.project import check_references
+from vectorstep.spec.source import EnvironmentNames
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import Principal
 from vectorstep.web.deps import api_allowed, service_of, visible_pipeline, visible_pipelines
@@ -92,7 +91,7 @@ async def validate_pipeline(
     try:
         # Parsing is bounded (docs/security.md) and runs off the event loop: other requests go on meanwhile.
         loaded = await asyncio.to_thread(
-            load_pipeline, Path(Path(filename).name), service.project.library, environ=_NamesOnly(), text=body
+            load_pipeline, Path(Path(filename).name), service.project.library, environ=EnvironmentNames(), text=body
         )
     except ConfigError as error:
         problems, name = list(error.problems), None
@@ -140,18 +139,3 @@ async def run_pipeline(
     if outcome.status == "overloaded":
         raise HTTPException(429, detail="too many runs are in flight (concurrency.max_runs); retry later")
     return {"status": outcome.status, "run_id": outcome.run_id, "pipeline": name}
-
-
-class _NamesOnly(Mapping[str, str]):
-    """The service's environment for `${VAR}` in a posted file: which names are set, never their values."""
-
-    def __getitem__(self, name: str) -> str:
-        if name not in os.environ:
-            raise KeyError(name)
-        return f"<{name}>"
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(os.environ)
-
-    def __len__(self) -> int:
-        return len(os.environ)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 
+from vectorstep.domain.bounded_json import UnboundedJSON, parse_bounded_json
 from vectorstep.errors import PayloadError
 from vectorstep.intake import SOURCES, Strategy, normalise
 from vectorstep.intake.resolve import resolve
 from vectorstep.web.auth import Principal
 from vectorstep.web.deps import api_allowed, service_of, unknown_pipeline, visible_pipelines
-from vectorstep.web.limits import MAX_JSON_DEPTH, json_depth
 from vectorstep.web.service import Service
 
 router = APIRouter(tags=["intake"])
@@ -72,22 +71,9 @@ async def _json_body(request: Request) -> Any:
     if not body.strip():
         raise PayloadError("the request has no body; send the event as JSON")
     try:
-        payload = json.loads(body, parse_constant=_not_json)
-    except UnicodeDecodeError:
-        raise PayloadError("the body is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise PayloadError(f"the body is not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from None
-    except RecursionError:
-        raise PayloadError(f"the body nests objects and arrays deeper than {MAX_JSON_DEPTH}") from None
-    except ValueError as error:  # an integer of thousands of digits, NaN, Infinity
-        raise PayloadError(f"the body is not JSON this service accepts: {error}") from None
-    if json_depth(payload) > MAX_JSON_DEPTH:
-        raise PayloadError(f"the body nests objects and arrays deeper than {MAX_JSON_DEPTH}")
-    return payload
-
-
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a JSON number")
+        return parse_bounded_json(body)
+    except UnboundedJSON as error:
+        raise PayloadError(str(error)) from None
 
 
 def _event_team(principal: Principal, sent: str | None) -> str | None:
