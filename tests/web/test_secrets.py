@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,8 +135,7 @@ def test_a_planted_secret_is_in_no_page_answer_scrape_or_row(
 def test_logs_at_debug_mask_secrets_from_libraries_too(planted: None, server: RecordingServer, tmp_path: Path) -> None:
     project = secret_project(tmp_path / "project", server, "sqlite:///./runs.db")
     _replies(server)
-    env = {name: value for name, value in PLANTED.items()}
-    result = run_cli("-v", "run", "leaky", "--json", cwd=project.root, env=env)
+    result = run_cli("-v", "run", "leaky", "--json", cwd=project.root, env=dict(PLANTED))
     assert json.loads(result.stdout)["status"] == "failed", result.stderr[-2000:]  # the webhook step failed
     assert "HTTP Request: POST" in result.stderr  # httpx logged the requests, URLs and all
     assert MARKER not in result.stderr, _around(result.stderr)
@@ -148,8 +148,6 @@ def _finished(api: httpx.Client, run_id: str) -> dict[str, Any]:
         record: dict[str, Any] = api.get(f"/api/runs/{run_id}").json()
         if record["status"] not in ("running", "pending"):
             return record
-        import time  # noqa: PLC0415
-
         time.sleep(0.05)
     raise AssertionError(f"run {run_id} did not finish")
 
