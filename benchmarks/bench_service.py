@@ -103,7 +103,7 @@ def build_project(root: Path) -> ProjectDir:
         {
             "database": {"url": "sqlite:///./bench.db"},
             "mcp_servers": {"obs": {"command": sys.executable, "args": [str(root / "tools.py")]}},
-            "auth": {"tokens": [{"name": "bench", "token": TOKEN, "team": "shop"}]},
+            "auth": {"tokens": [{"name": "bench", "token": TOKEN, "role": "admin", "team": "shop"}]},
             "concurrency": {"max_runs": 256},
         }
     )
