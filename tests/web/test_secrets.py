@@ -114,14 +114,14 @@ def test_a_planted_secret_is_in_no_page_answer_scrape_or_row(
 ) -> None:
     database = tmp_path / "vectorstep.db"
     live = LiveService(secret_project(tmp_path / "project", server, f"sqlite:///{database}").config)
+    _replies(server)
     try:
-        _replies(server)
-        api = httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-        accepted = api.post("/webhook?source=generic", json={"pipeline": "leaky", "summary": "go"})
-        assert accepted.status_code == 202, accepted.text
-        run_id = accepted.json()["run_id"]
-        record = _finished(api, run_id)
-        shown = _everything_shown(api, live.url, run_id)
+        with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as api:
+            accepted = api.post("/webhook?source=generic", json={"pipeline": "leaky", "summary": "go"})
+            assert accepted.status_code == 202, accepted.text
+            run_id = accepted.json()["run_id"]
+            record = _finished(api, run_id)
+            shown = _everything_shown(api, live.url, run_id)
     finally:
         live.stop()
     sent = [request for request in server.requests if "/hook/" in request["path"]]
