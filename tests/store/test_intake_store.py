@@ -49,6 +49,43 @@ async def test_an_event_in_flight_or_within_its_window_is_refused_with_the_first
         await runs.get_run("second")  # a refused event leaves no row behind
 
 
+@pytest.mark.parametrize(
+    ("status", "error", "duplicate"),
+    [
+        (RunStatus.INTERRUPTED, "the process driving this run stopped before it ended", False),
+        (RunStatus.FAILED, "internal error: OperationalError: database is locked", False),
+        (RunStatus.FAILED, "step investigate failed: the agent's JSON is not a valid step answer", True),
+        (RunStatus.COMPLETED, None, True),
+    ],
+    ids=["interrupted", "failed-by-us", "failed-by-the-work", "completed"],
+)
+async def test_a_retry_of_an_event_whose_run_was_lost_starts_new_work(
+    runs: RunRepository, status: RunStatus, error: str | None, duplicate: bool
+) -> None:
+    await runs.insert_run(deduped("lost"), log("lost", "started"))
+    await runs.finish_run(
+        "lost",
+        status=status,
+        finished_at=T0 + timedelta(seconds=5),
+        error=error,
+        input_tokens=0,
+        output_tokens=0,
+        cost=None,
+        log=log("lost", "ended"),
+        release=True,
+    )
+    retry = deduped("retry", started=timedelta(seconds=20))  # the sender retried within the window
+    if duplicate:
+        with pytest.raises(DuplicateRunError):
+            await runs.insert_run(retry, log("retry", "started"))
+        return
+    await runs.insert_run(retry, log("retry", "started"))
+    assert (await runs.get_run("retry")).status is RunStatus.RUNNING
+    with pytest.raises(DuplicateRunError) as again:  # and the new run now holds the event
+        await runs.insert_run(deduped("again", started=timedelta(seconds=30)), log("again", "started"))
+    assert again.value.run_id == "retry"
+
+
 async def test_concurrent_twins_make_exactly_one_run(runs: RunRepository) -> None:
     async def attempt(number: int) -> str:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -123,6 +125,32 @@ async def test_runs_a_dead_process_left_running_are_marked_interrupted_on_start(
     assert record.status is RunStatus.INTERRUPTED
     assert record.error == "the process driving this run stopped before it ended"
     assert record.log[-1].message.startswith("run interrupted")
+
+
+async def test_a_run_whose_process_was_killed_is_settled_at_once_not_when_its_lease_runs_out(tmp_path: Path) -> None:
+    settings = load_settings(scheduled_project(tmp_path).config)
+    service = Service(settings)
+    await upgrade(service.database)
+    now = service.clock.now()
+    dead = subprocess.Popen(["sleep", "0"])
+    dead.wait()  # its pid now names no process
+    lease_until = now + timedelta(seconds=30)
+    for run_id, owner in [
+        ("killed", f"serve:{socket.gethostname()}:{dead.pid}:a1b2c3d4"),
+        ("elsewhere", f"serve:another-host:{dead.pid}:a1b2c3d4"),  # another host's: only time tells
+    ]:
+        stranded = RunRecord(run_id, "nightly", RunStatus.RUNNING, "production", now, "cron")
+        await service.runs.insert_run(
+            stranded, LogEntry(run_id, now, "info", "run_started", "started"), lease=(owner, lease_until)
+        )
+    await service.start()  # a second after the kill, well within the dead process's 30 s lease
+    try:
+        killed = await service.runs.get_run("killed")
+        elsewhere = await service.runs.get_run("elsewhere")
+    finally:
+        await service.stop()
+    assert killed.status is RunStatus.INTERRUPTED
+    assert elsewhere.status is RunStatus.RUNNING
 
 
 def test_serve_refuses_to_listen_beyond_localhost_without_tokens(tmp_path: Path) -> None:

@@ -21,13 +21,23 @@ def claim_dedup(connection: Connection, run: RunRecord) -> None:
         connection.execute(insert(run_dedup).values(dedup_key=key, run_id=run.run_id, started_at=run.started_at))
         return
     existing = connection.execute(
-        select(pipeline_runs.c.status, pipeline_runs.c.started_at).where(pipeline_runs.c.id == held.run_id)
+        select(pipeline_runs.c.status, pipeline_runs.c.started_at, pipeline_runs.c.error).where(
+            pipeline_runs.c.id == held.run_id
+        )
     ).first()
-    if existing is not None:
+    if existing is not None and not _lost(RunStatus(existing.status), existing.error):
         in_flight = not RunStatus(existing.status).is_terminal
         recent = existing.started_at >= run.started_at - timedelta(seconds=run.dedup.window_seconds)
         if in_flight or recent:
             raise DuplicateRunError(held.run_id)
     connection.execute(
         update(run_dedup).where(run_dedup.c.dedup_key == key).values(run_id=run.run_id, started_at=run.started_at)
+    )
+
+
+def _lost(status: RunStatus, error: str | None) -> bool:
+    """A run that ended without doing its work for reasons of ours, not of the event: its sender's
+    retry is new work, never a duplicate (a process stopped under it, or VectorStep itself failed)."""
+    return status is RunStatus.INTERRUPTED or (
+        status is RunStatus.FAILED and (error or "").startswith("internal error")
     )

@@ -160,6 +160,19 @@ class RunRepository:
         )
         return await self.database.read(lambda connection: [str(row[0]) for row in connection.execute(query)])
 
+    async def leases(self, status: RunStatus, now: datetime, limit: int = 10_000) -> list[tuple[str, str]]:
+        """Runs in `status` whose lease has not run out, with its holder."""
+        columns = pipeline_runs.c
+        query = (
+            select(columns.id, columns.lease_owner)
+            .where(columns.status == status.value, columns.lease_owner.is_not(None), columns.lease_expires_at >= now)
+            .order_by(columns.started_at)
+            .limit(limit)
+        )
+        return await self.database.read(
+            lambda connection: [(str(row[0]), str(row[1])) for row in connection.execute(query)]
+        )
+
     async def set_status(self, run_id: str, status: RunStatus, log: LogEntry) -> None:
         def work(connection: Connection) -> None:
             connection.execute(

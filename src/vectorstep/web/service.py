@@ -25,6 +25,7 @@ from vectorstep.domain.status import RunStatus
 from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, DuplicateRunError, Problem
+from vectorstep.leases import holder_is_gone
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
@@ -153,6 +154,7 @@ class Service:
                 await asyncio.wait_for(self._wake.wait(), RESUME_EVERY_SECONDS)
             self._wake.clear()
             try:
+                await self._recover()
                 await self.resume_decided()
             except Exception:  # keep resuming the others; this one is retried next round
                 log.exception("resuming waiting runs failed")
@@ -173,13 +175,21 @@ class Service:
             self.in_flight.start(run_id, lambda point=point: self.engine.resume(point))  # type: ignore[misc]
 
     async def _recover(self) -> None:
-        """Runs a stopped process left `running` are settled on start: none is ever left hanging.
+        """Runs a stopped process left `running` are settled: none is ever left hanging.
 
+        On start and then every round of the resumer: runs whose lease ran out, and at once those
+        whose holder was a process of this host that is gone (killed and restarted a second later).
         One that had asked a person (the approval is written before the run says it waits) waits
         for that answer; any other is marked interrupted.
         """
         now = self.clock.now()
-        for run_id in await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000):
+        left = await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000)
+        left += [
+            run_id
+            for run_id, owner in await self.runs.leases(RunStatus.RUNNING, now)
+            if owner != self.owner and holder_is_gone(owner)
+        ]
+        for run_id in left:
             run = await self.runs.get_run(run_id)
             asked = await self.approvals.for_run(run_id)
             if asked and asked[-1].step not in {step.name for step in run.steps}:
