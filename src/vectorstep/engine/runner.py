@@ -167,20 +167,40 @@ class Runner:
     async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
         """Continue a run that waited on `point.approval`, from the step that asked."""
         run, approval = point.run, point.approval
-        pipeline = spec_from_snapshot(run.spec or {})
-        state = RunState(run.run_id, pipeline, run.stage, NormalisedContext.from_dict(run.context))
-        totals = _Totals()
-        for step in run.steps:
-            totals.add(step)
-            if step.output is not None:
-                state.record_output(step.name, step.output)
-        start = next(index for index, item in enumerate(pipeline.steps) if entry(item).name == approval.step)
+        state, totals = _restored(run)
+        start = next(index for index, item in enumerate(state.pipeline.steps) if entry(item).name == approval.step)
         decided = f"approval {approval.id[:12]} {approval.status.value} by {approval.decided_by}"
         await self._observers.notify(
             RunResumed(run.run_id, self._log(run.run_id, "run_resumed", f"resumed: {decided}"), run.pipeline, run.stage)
         )
         checkpoint = approval.checkpoint if approval.check else None
         return await self._drive(run, _Drive(state, totals, on_trace, checkpoint), start=start)
+
+    async def resume_interrupted(
+        self, run: RunRecord, start: int, *, on_trace: RunTraceListener | None = None
+    ) -> RunRecord:
+        """Continue a run whose process stopped, at item `start` (which runs again from its start)."""
+        state, totals = _restored(run)
+        message = "resumed after the process driving it stopped (durable: resume)"
+        if start < len(state.pipeline.steps):
+            message += f"; {entry(state.pipeline.steps[start]).name} runs again from its start"
+        await self._observers.notify(
+            RunResumed(run.run_id, self._log(run.run_id, "run_resumed", message), run.pipeline, run.stage)
+        )
+        return await self._drive(run, _Drive(state, totals, on_trace), start=start)
+
+    async def escalate_interrupted(self, run: RunRecord, reason: str) -> None:
+        """Hand a run whose process stopped to a person: the pipeline's `escalate` notifications, then `escalated`."""
+        state, totals = _restored(run)
+        say = self._say(run.run_id, None)
+        await say("warning", reason)
+        steps = state.pipeline.steps
+        name = next(
+            (entry(item).name for item in steps if entry(item).name not in state.outputs), entry(steps[-1]).name
+        )
+        context = {**state.step_context(name), "step_name": name, "status": "interrupted", "escalation_reason": reason}
+        await self._outbound.notify(state, "escalate", context, say)
+        await self._finish(run.run_id, RunStatus.ESCALATED, reason, totals)
 
     async def _drive(self, run: RunRecord, drive: _Drive, *, start: int) -> RunRecord:
         try:
@@ -350,3 +370,15 @@ class Runner:
 
     def _log(self, run_id: str, event: str, message: str, *, level: str = "info", step: str | None = None) -> LogEntry:
         return LogEntry(run_id=run_id, ts=self._clock.now(), level=level, event=event, message=message, step=step)
+
+
+def _restored(run: RunRecord) -> tuple[RunState, _Totals]:
+    """A stored run's state as it was: the pipeline it started with, and what its steps recorded."""
+    pipeline = spec_from_snapshot(run.spec or {})
+    state = RunState(run.run_id, pipeline, run.stage, NormalisedContext.from_dict(run.context))
+    totals = _Totals()
+    for step in run.steps:
+        totals.add(step)
+        if step.output is not None:
+            state.record_output(step.name, step.output)
+    return state, totals

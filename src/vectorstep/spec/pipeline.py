@@ -93,7 +93,7 @@ class BudgetSpec(SpecModel):
 
 
 class DurableSpec(SpecModel):
-    on_interrupted: Literal["rerun", "escalate"] = "escalate"
+    on_interrupted: Literal["resume", "rerun", "escalate"] = "escalate"
     max_resume_age_seconds: int = Field(default=3600, ge=0)
 
 

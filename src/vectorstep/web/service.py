@@ -14,7 +14,7 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.domain.approvals import TIMEOUT, Approval, ApprovalStatus
@@ -23,12 +23,14 @@ from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.preflight import preflight, settings_problems
+from vectorstep.engine.recovery import STOPPED, Recovery, recovery
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, DuplicateRunError, Problem
 from vectorstep.leases import holder_is_gone
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
+from vectorstep.spec.snapshot import spec_from_snapshot
 from vectorstep.store.approvals import ApprovalRepository
 from vectorstep.store.database import Database, answers, connect
 from vectorstep.store.feedback import FeedbackRepository, Mark
@@ -190,27 +192,53 @@ class Service:
             if owner != self.owner and holder_is_gone(owner)
         ]
         for run_id in left:
-            run = await self.runs.get_run(run_id)
-            asked = await self.approvals.for_run(run_id)
-            if asked and asked[-1].step not in {step.name for step in run.steps}:
-                message = f"waiting for a person: approval {asked[-1].id[:12]} (recorded on restart)"
-                await self.runs.set_status(
-                    run_id, RunStatus.WAITING, LogEntry(run_id, now, "info", "run_waiting", message)
-                )
-                continue
-            message = "the process driving this run stopped before it ended"
-            entry = LogEntry(run_id, now, "warning", "run_finished", f"run interrupted: {message}")
-            await self.runs.finish_run(
-                run_id,
-                status=RunStatus.INTERRUPTED,
-                finished_at=now,
-                error=message,
-                input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens,
-                cost=run.cost,
-                log=entry,
-                release=True,
-            )
+            await self._settle(await self.runs.get_run(run_id), now)
+
+    async def _settle(self, run: RunRecord, now: datetime) -> None:
+        """A run left behind waits for the person it asked, or goes as its pipeline's `durable:` says."""
+        asked = await self.approvals.for_run(run.run_id)
+        if asked and asked[-1].step not in {step.name for step in run.steps}:
+            message = f"waiting for a person: approval {asked[-1].id[:12]} (recorded on restart)"
+            log_entry = LogEntry(run.run_id, now, "info", "run_waiting", message)
+            await self.runs.set_status(run.run_id, RunStatus.WAITING, log_entry)
+            return
+        if not run.spec:  # nothing to continue from (a run recorded before snapshots were kept)
+            await self._interrupted(run, now, STOPPED)
+            return
+        try:  # what a resumed run starts from must read back, or it is not resumed
+            pipeline = spec_from_snapshot(run.spec)
+            context = NormalisedContext.from_dict(run.context)
+            plan = recovery(pipeline, {step.name for step in run.steps}, run.started_at, now)
+        except (ConfigError, ValueError, KeyError, TypeError) as error:
+            plan = Recovery("interrupt", f"{STOPPED}; it cannot be resumed: {type(error).__name__}: {error}")
+        lease = now + timedelta(seconds=LEASE_SECONDS)
+        if plan.action != "interrupt" and not await self.runs.claim(run.run_id, self.owner, lease, now):
+            return  # another process took it up first
+        if plan.action == "resume":
+            self.in_flight.start(run.run_id, lambda: self.engine.runner.resume_interrupted(run, plan.start))
+        elif plan.action == "escalate":
+            await self.engine.runner.escalate_interrupted(run, plan.reason)
+        elif plan.action == "rerun":
+            again = uuid.uuid4().hex
+            drive = await self.engine.runner.begin(pipeline, context, run_id=again)
+            await self._interrupted(run, now, f"{plan.reason} as run {again}")
+            self.in_flight.start(again, drive)
+        else:
+            await self._interrupted(run, now, plan.reason)
+
+    async def _interrupted(self, run: RunRecord, now: datetime, reason: str) -> None:
+        entry = LogEntry(run.run_id, now, "warning", "run_finished", f"run interrupted: {reason}")
+        await self.runs.finish_run(
+            run.run_id,
+            status=RunStatus.INTERRUPTED,
+            finished_at=now,
+            error=reason,
+            input_tokens=run.input_tokens,
+            output_tokens=run.output_tokens,
+            cost=run.cost,
+            log=entry,
+            release=True,
+        )
 
     async def database_answers(self) -> bool:
         return await answers(self.database)
