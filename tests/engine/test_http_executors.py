@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.conftest import RecordingServer
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.engine.services import Engine
+from vectorstep.executors.http import idempotency_key
 from vectorstep.intake.generic import manual_context
 from vectorstep.spec.project import load_project
 from vectorstep.spec.settings import load_settings
@@ -53,6 +54,10 @@ async def test_webhook_step_posts_the_rendered_prompt_and_retries_a_5xx(
     assert step.output["status_code"] == 200 and step.confidence == 1.0
     assert [request["body"] for request in http_server.requests] == [{"title": "disk full"}] * 2
     assert http_server.requests[0]["headers"]["X-Run"] == run.run_id  # type: ignore[index]
+    keys = [request["headers"]["Idempotency-Key"] for request in http_server.requests]  # type: ignore[index]
+    # one key per (run, step, attempt): a receiver drops a request sent again after a crash and resume
+    assert keys == [idempotency_key(run.run_id, "open-ticket", 1), idempotency_key(run.run_id, "open-ticket", 2)]
+    assert len(set(keys)) == 2 and all(len(key) == 32 for key in keys)
 
 
 async def test_webhook_step_fails_after_its_attempts_with_the_status_in_the_error(

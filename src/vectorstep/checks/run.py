@@ -21,6 +21,7 @@ from vectorstep.checks.shell import run_shell_check
 from vectorstep.checks.webhook import run_webhook_check
 from vectorstep.domain.approvals import ApprovalRequest
 from vectorstep.domain.signals import CheckResult
+from vectorstep.executors.http import idempotency_key
 from vectorstep.spec.trust_blocks import CheckSpec, HumanCheckSpec, ShellCheckSpec, WebhookCheckSpec
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ async def run_checks(
     """Every declared check's result, in declared order. `done` are results from before a restart."""
     finished = {result.name: result for result in done}
     queries = [check for check in checks if not isinstance(check, HumanCheckSpec) and check.name not in finished]
-    answers = await asyncio.gather(*(_query(check, context, http, cwd) for check in queries))
+    answers = await asyncio.gather(*(_query(check, context, http, cwd, base) for check in queries))
     finished.update({result.name: result for result in answers})
     for check in checks:
         if not isinstance(check, HumanCheckSpec) or check.name in finished:
@@ -57,13 +58,14 @@ async def run_checks(
 
 
 async def _query(
-    check: CheckSpec, context: Mapping[str, Any], http: httpx.AsyncClient, cwd: Path | None
+    check: CheckSpec, context: Mapping[str, Any], http: httpx.AsyncClient, cwd: Path | None, base: ApprovalRequest
 ) -> CheckResult:
     try:
         if isinstance(check, ShellCheckSpec):
             return await run_shell_check(check, context, cwd)
         if isinstance(check, WebhookCheckSpec):
-            return await run_webhook_check(check, context, http)
+            key = idempotency_key(base.run_id, f"{base.step}/{check.name}", 1)
+            return await run_webhook_check(check, context, http, key)
     except Exception as unexpected:  # fail-closed: a check that broke did not pass
         log.error("check %s failed unexpectedly", check.name, exc_info=unexpected)
         detail = f"the check failed unexpectedly: {type(unexpected).__name__}: {str(unexpected)[:300]}"

@@ -12,7 +12,7 @@ import httpx
 from vectorstep.carriage import Uncarriable, checked_headers, checked_url
 from vectorstep.domain.signals import CheckResult
 from vectorstep.errors import TemplateError
-from vectorstep.executors.http import target
+from vectorstep.executors.http import IDEMPOTENCY_HEADER, target
 from vectorstep.spec.trust_blocks import WebhookCheckSpec
 from vectorstep.templating import evaluate, render_strict, render_value
 
@@ -20,14 +20,15 @@ BODY_CAP_CHARS = 64 * 1024
 
 
 async def run_webhook_check(
-    spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient
+    spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient, idempotency: str | None = None
 ) -> CheckResult:
+    """`idempotency`: sent as `Idempotency-Key` unless the check sets that header itself."""
     started = time.monotonic()
 
     def result(passed: bool, detail: str) -> CheckResult:
         return CheckResult(spec.name, "webhook", passed, detail, round((time.monotonic() - started) * 1000, 3))
 
-    response = await _call(spec, context, client)
+    response = await _call(spec, context, client, idempotency)
     if isinstance(response, str):
         return result(False, response)
     text = response.text[:BODY_CAP_CHARS]
@@ -46,11 +47,15 @@ async def run_webhook_check(
     return result(held, f"`{spec.expect}` {'held' if held else 'did not hold'}: status {response.status_code}")
 
 
-async def _call(spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient) -> httpx.Response | str:
+async def _call(
+    spec: WebhookCheckSpec, context: Mapping[str, Any], client: httpx.AsyncClient, idempotency: str | None
+) -> httpx.Response | str:
     """The response, or why there is none (a value the request cannot carry fails the check, closed)."""
     try:
         url = render_strict(spec.url, context)
         headers = {key: render_strict(value, context) for key, value in spec.headers.items()}
+        if idempotency is not None:
+            headers.setdefault(IDEMPOTENCY_HEADER, idempotency)
         payload = render_value(spec.payload, context)
     except TemplateError as error:
         return f"request cannot be rendered: {error}"

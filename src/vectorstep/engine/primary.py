@@ -102,7 +102,7 @@ async def _with_retry(
     spent = Usage()
     for attempt in range(1, attempts + 1):
         try:
-            result = await _attempt(call, prompt, context)
+            result = await _attempt(call, prompt, context, attempt)
         except ExecutorError as failure:
             error = failure
             details = failure.details
@@ -127,7 +127,7 @@ def _combined(first: Usage, second: Usage) -> Usage:
     return first
 
 
-async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any]) -> ExecutionResult:
+async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any], attempt: int) -> ExecutionResult:
     timeout = call.work.timeout_seconds
     step_call = StepCall(
         run_id=call.run_id,
@@ -140,6 +140,7 @@ async def _attempt(call: PrimaryCall, prompt: str, context: Mapping[str, Any]) -
         on_trace=call.on_trace,
         pipeline=call.pipeline,
         human=call.human,
+        attempt=attempt,
     )
     try:
         if timeout is None:

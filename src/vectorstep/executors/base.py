@@ -26,6 +26,7 @@ class StepCall:
     on_trace: TraceListener | None = None
     pipeline: str = ""
     human: HumanGate | None = None  # asking a person, for `executor: human`
+    attempt: int = 1  # of `retry`, counted from 1
 
 
 class Executor(Protocol):

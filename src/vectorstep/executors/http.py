@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,15 @@ class HttpResult:
     body: Any  # JSON when it parses, else text
     text: str
     headers: Mapping[str, str]
+
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+def idempotency_key(run_id: str, step: str, attempt: int) -> str:
+    """The same for a request sent again for the same run, step and attempt — after a crash and a
+    resume, for one — so that a receiver can drop the duplicate."""
+    return hashlib.sha256(f"{run_id}:{step}:{attempt}".encode()).hexdigest()[:32]
 
 
 def target(url: str) -> str:

@@ -11,7 +11,7 @@ from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities
 from vectorstep.domain.llm_output import LLMOutput
 from vectorstep.errors import ExecutorError
 from vectorstep.executors.base import StepCall
-from vectorstep.executors.http import send, target
+from vectorstep.executors.http import IDEMPOTENCY_HEADER, idempotency_key, send, target
 from vectorstep.spec.executor_config import NotifyConfig
 from vectorstep.templating import render_strict, render_value
 
@@ -42,6 +42,7 @@ class NotifyExecutor:
             )
             return ExecutionResult(output=output, prompt=call.prompt, response_text="", duration_ms=0.0)
         headers = {key: render_strict(value, call.context) for key, value in config.headers.items()}
+        headers.setdefault(IDEMPOTENCY_HEADER, idempotency_key(call.run_id, call.step, call.attempt))
         result = await send(
             self._client,
             method=config.method,

@@ -10,7 +10,7 @@ from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities
 from vectorstep.domain.llm_output import LLMOutput
 from vectorstep.errors import ExecutorError
 from vectorstep.executors.base import StepCall
-from vectorstep.executors.http import send, target
+from vectorstep.executors.http import IDEMPOTENCY_HEADER, idempotency_key, send, target
 from vectorstep.spec.executor_config import WebhookConfig
 from vectorstep.templating import render_strict
 
@@ -28,6 +28,7 @@ class WebhookExecutor:
         url = render_strict(config.url, call.context)
         headers = {"Content-Type": config.content_type}
         headers.update({key: render_strict(value, call.context) for key, value in config.headers.items()})
+        headers.setdefault(IDEMPOTENCY_HEADER, idempotency_key(call.run_id, call.step, call.attempt))
         started = time.monotonic()
         result = await send(
             self._client,
