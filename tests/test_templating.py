@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from datetime import date
 import subprocess
 
 import pytest
@@ -144,3 +145,18 @@ def test_a_value_that_would_be_read_as_an_option_is_refused(command: str, value:
     with pytest.raises(TemplateError) as raised:
         render_for_shell(command, {"v": value})
     assert "starts with '-' where a word starts, so the program would read it as an option" in str(raised.value)
+
+
+def test_tojson_writes_dates_as_text_and_unicode_as_itself() -> None:
+    text, _ = render_prompt("{{ value | tojson }}", {"value": {"when": date(2024, 6, 11), "who": "café ☕"}})
+    assert text == '{"when": "2024-06-11", "who": "café ☕"}'
+
+
+def test_a_mapping_default_and_a_missing_subscript_behave_as_written() -> None:
+    assert render_strict("{{ labels.get('team', 'none') }}", CONTEXT) == "none"
+    assert render_strict("{{ labels.get('service', 'none') }}", CONTEXT) == "checkout"
+    with pytest.raises(TemplateError) as raised:
+        render_strict("{{ steps['typo'].summary }}", CONTEXT)
+    assert "'steps.typo' is undefined" in str(raised.value)
+    text, warnings = render_prompt("[{{ steps['typo'] }}]", CONTEXT)
+    assert text == "[]" and warnings == ["undefined in template: 'steps.typo' is undefined"]

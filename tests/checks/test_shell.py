@@ -103,7 +103,33 @@ async def test_a_non_zero_exit_fails_unless_expect_speaks_of_exit_codes() -> Non
 )
 async def test_anything_unclear_is_a_failure_with_its_reason(fields: dict[str, object], detail: str) -> None:
     result = await run_shell_check(spec(**fields), context("x"))
-    assert not result.passed and detail in result.detail
+    assert result.passed is False and detail in result.detail  # False, never a None that reads as "not failed"
+
+
+@pytest.mark.parametrize("expect", ["result | int == 0", "result | float < 5"])
+async def test_a_number_filter_on_words_fails_closed_never_reads_zero(expect: str) -> None:
+    # Jinja's own `int` turns "error: connection refused" into 0, and `result | int == 0` would pass.
+    result = await run_shell_check(spec(run="echo 'error: connection refused'", expect=expect), {})
+    assert result.passed is False and "'error: connection refused' is not a number" in result.detail
+
+
+async def test_a_check_runs_in_the_projects_folder_with_nothing_on_stdin(tmp_path: Path) -> None:
+    started = time.monotonic()
+    where = await run_shell_check(spec(run="pwd", expect=f"result == '{tmp_path}'"), {}, cwd=tmp_path)
+    reads = await run_shell_check(spec(run="cat", expect="result == ''", timeout_seconds=5), {}, cwd=tmp_path)
+    assert where.passed, where.detail
+    assert reads.passed and time.monotonic() - started < 4  # `cat` met an empty stdin, not a hang
+
+
+async def test_output_that_is_not_utf8_is_read_not_a_crash() -> None:
+    result = await run_shell_check(spec(run="printf 'ok \\377\\376 done'", expect="'ok' in result"), {})
+    assert result.passed, result.detail
+    assert "\ufffd" in result.detail  # the bytes that are not UTF-8 show as replacement characters
+
+
+async def test_a_number_is_rendered_into_a_command_as_one_word() -> None:
+    result = await run_shell_check(spec(run="set -- {{ n }}; echo $# $1", expect="result == '1 0.042'"), {"n": 0.042})
+    assert result.passed, result.detail
 
 
 async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:

@@ -100,6 +100,19 @@ def test_without_the_whole_result_the_runtime_cut_is_counted_and_named() -> None
     ]
     transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)  # a remote gateway sends only its copy
     assert transcript.truncated_events == 1 and transcript.cut_by_runtime == 1
+    assert LOG.splitlines()[0] in transcript.text  # the judge sees the copy there is, never nothing
+
+
+def test_a_tool_error_is_shown_as_one() -> None:
+    trace = [
+        event("tool_call", 1, call_id="c1", name="metrics__query", args={"q": "up"}),
+        event("tool_result", 2, call_id="c1", name="metrics__query", content="timeout after 30s", is_error=True),
+        event("tool_call", 3, call_id="c2", name="metrics__query", args={"q": "rate"}),
+        event("tool_result", 4, call_id="c2", name="metrics__query", content="0.042", is_error=False),
+    ]
+    transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)
+    assert transcript.entries[1] == "[2] result of [1] metrics__query (error): timeout after 30s"
+    assert transcript.entries[3] == "[4] result of [3] metrics__query (ok): 0.042"
 
 
 def test_plain_head_truncation_when_evidence_windows_are_off() -> None:

@@ -31,6 +31,8 @@ actions = st.sampled_from(["escalate", "abort", "proceed"])
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.6, "minimum")), 0.6, GateOutcome.ESCALATED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.65, "veto", 0.6)), 0.9, GateOutcome.PASSED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5, "veto", 0.6)), 0.5, GateOutcome.ESCALATED),
+        (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.6, "veto", 0.6)), 0.9, GateOutcome.PASSED),
+        (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5999, "veto", 0.6)), 0.5999, GateOutcome.ESCALATED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(None, "minimum")), 0.9, GateOutcome.PASSED),
         (
             TrustInputs(0.6, 0.75, "escalate", calibration=CalibrationSignal(True, 0.85, "proceed")),
@@ -63,6 +65,8 @@ actions = st.sampled_from(["escalate", "abort", "proceed"])
         "V-minimum",
         "V-veto-above-floor-keeps-S",
         "V-veto-below-floor",
+        "V-veto-at-the-floor-keeps-S",
+        "V-veto-just-below-the-floor",
         "V-failed-keeps-S",
         "calibrated-raises",
         "uncalibrated-escalate",
