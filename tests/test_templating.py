@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from datetime import date
 import subprocess
+from datetime import date
 
 import pytest
 

@@ -32,7 +32,11 @@ actions = st.sampled_from(["escalate", "abort", "proceed"])
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.65, "veto", 0.6)), 0.9, GateOutcome.PASSED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5, "veto", 0.6)), 0.5, GateOutcome.ESCALATED),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.6, "veto", 0.6)), 0.9, GateOutcome.PASSED),
-        (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5999, "veto", 0.6)), 0.5999, GateOutcome.ESCALATED),
+        (
+            TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5999, "veto", 0.6)),
+            0.5999,
+            GateOutcome.ESCALATED,
+        ),
         (TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(None, "minimum")), 0.9, GateOutcome.PASSED),
         (
             TrustInputs(0.6, 0.75, "escalate", calibration=CalibrationSignal(True, 0.85, "proceed")),
