@@ -55,6 +55,17 @@ def test_validate_warns_where_a_value_would_become_shell_syntax(project: Project
         assert "given to `sh -c`" in warnings[2]
 
 
+def test_validate_warns_when_a_catch_all_hides_the_pipelines_after_it(project: ProjectDir) -> None:
+    small_project(project)
+    step = {"name": "triage", "executor": "gateway", "executor_config": {"agent": "triage"}}
+    project.pipeline("a-everything", {"name": "everything", "trigger": {"match": {}}, "steps": [step]})
+    project.pipeline("b-payments", {"name": "payments", "trigger": {"match": {"team": "pay"}}, "steps": [step]})
+    checked = run_cli("validate", ".", cwd=project.root)
+    assert checked.returncode == 0, checked.stdout
+    assert "pipelines/a-everything.yaml:7: trigger.match: warning: `match: {}` takes every event" in checked.stderr
+    assert checked.stderr.rstrip().endswith("never match one: payments")
+
+
 def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
     small_project(project)
     ok = run_cli("validate", ".", cwd=project.root)

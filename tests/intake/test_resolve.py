@@ -93,3 +93,11 @@ def test_a_pattern_that_needs_backtracking_is_refused_where_it_is_written(tmp_pa
     (problem,) = raised.value.problems
     assert problem.key_path == "trigger.match.summary.regex" and problem.line is not None
     assert "patterns run in linear time: no backreferences or lookaround" in problem.message
+
+
+def test_an_explicit_empty_match_catches_every_event_and_no_trigger_catches_none(tmp_path: Path) -> None:
+    catch_all = pipeline(tmp_path, "z.yaml", "catch-all", {})
+    manual = pipeline(tmp_path, "a.yaml", "manual-only", None)
+    assert resolve(EVENT, [manual, catch_all]) is catch_all
+    specific = pipeline(tmp_path, "b.yaml", "checkout", {"labels.service": "checkout"}, priority=1)
+    assert resolve(EVENT, [manual, catch_all, specific]) is specific  # priority first, then file name

@@ -343,3 +343,18 @@ def test_a_verifier_band_that_can_never_fire_is_refused(tmp_path: Path) -> None:
     )
     (problem,) = problems_of(tmp_path, text)
     assert problem.key_path == "steps[0].verifier.trigger" and "never fires" in problem.message
+
+
+def test_a_notification_may_be_one_target_or_a_list(tmp_path: Path) -> None:
+    text = (
+        "name: p\nnotifications:\n  escalate: {channel: telegram, template: 'Escalated: {{ escalation_reason }}'}\n"
+        "  stopped:\n    - {channel: log}\n    - {channel: webhook, template: stopped}\n"
+        "steps:\n  - {name: a, executor: gateway, executor_config: {agent: x}}\n"
+    )
+    spec = load_pipeline(write(tmp_path, text), {}).spec
+    assert [target.channel for target in spec.notifications["escalate"]] == ["telegram"]
+    assert spec.notifications["escalate"][0].template == "Escalated: {{ escalation_reason }}"
+    assert [target.channel for target in spec.notifications["stopped"]] == ["log", "webhook"]
+    bad = "name: p\nnotifications:\n  escalate: {channel: pager}\nsteps:\n  - {name: a, executor: gateway, executor_config: {agent: x}}\n"
+    (problem,) = problems_of(tmp_path, bad)
+    assert problem.line == 3 and "telegram" in problem.message

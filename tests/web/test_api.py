@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tests.web.conftest import ALICE, BOB, SECRET_HEADER, LiveService, alert, wait_for
-from vectorstep.testing import generic_payload
+from vectorstep.testing import alertmanager_payload, generic_payload
 
 
 def test_health_is_open_and_everything_else_needs_a_token(live: LiveService) -> None:
@@ -125,6 +125,19 @@ def test_the_stage_gate_skips_testing_pipelines_unless_allowed(live: LiveService
         assert allowed.status_code == 202
         record = wait_for(client, allowed.json()["run_id"], until=("completed",))
     assert record["stage"] == "testing"
+
+
+def test_a_resolved_alert_starts_no_run_by_default(live: LiveService) -> None:
+    with live.client() as client:
+        before = client.get("/api/runs?limit=500").json()["runs"]
+        resolved = client.post(
+            "/webhook?source=alertmanager",
+            json=alertmanager_payload(service="checkout", fingerprint="f-resolved", status="resolved"),
+        )
+        after = client.get("/api/runs?limit=500").json()["runs"]
+    assert resolved.status_code == 202 and resolved.json()["status"] == "ignored_resolved"
+    assert "intake.alertmanager.resolved: run" in resolved.json()["detail"]
+    assert len(after) == len(before)
 
 
 def test_runs_are_listed_with_filters_and_pages(live: LiveService) -> None:

@@ -25,7 +25,11 @@ def resolve(context: NormalisedContext, pipelines: Iterable[LoadedPipeline]) -> 
         return next((loaded for loaded in candidates if loaded.spec.name == context.pipeline), None)
     data = context.as_dict()
     return next(
-        (loaded for loaded in candidates if loaded.spec.trigger.match and matches(loaded.spec.trigger.match, data)),
+        (
+            loaded
+            for loaded in candidates
+            if loaded.spec.trigger.match is not None and matches(loaded.spec.trigger.match, data)
+        ),
         None,
     )
 

@@ -115,6 +115,9 @@ def _step_into(annotation: Any, part: int | str) -> Any:
     if origin is dict:
         return get_args(annotation)[1]
     if origin in (Union, UnionType):
+        present = [member for member in get_args(annotation) if _unwrap(member) is not type(None)]
+        if len(present) == 1:  # `X | None`: pydantic adds no tag for it; `part` is a key of X
+            return _step_into(present[0], part)
         return _union_member(annotation, part)
     return None
 

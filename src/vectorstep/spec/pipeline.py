@@ -53,7 +53,8 @@ class DedupSpec(SpecModel):
 
 
 class TriggerSpec(SpecModel):
-    match: dict[str, MatchCondition] = Field(default_factory=dict)
+    # None: the pipeline is never picked by matching. `{}` written out: it takes every event (a catch-all).
+    match: dict[str, MatchCondition] | None = None
     dedup: DedupSpec | None = None
 
 
@@ -120,6 +121,14 @@ class PipelineSpec(SpecModel):
     schedule: ScheduleSpec | None = None
     budget: BudgetSpec | None = None
     durable: DurableSpec | None = None
+
+    @field_validator("notifications", mode="before")
+    @classmethod
+    def _one_target_or_a_list(cls, value: Any) -> Any:
+        """`escalate: {channel: telegram, template: ...}` is one target: the same as a list of one."""
+        if isinstance(value, dict):
+            return {event: [targets] if isinstance(targets, dict) else targets for event, targets in value.items()}
+        return value
 
     @field_validator("durable", mode="before")
     @classmethod

@@ -87,6 +87,7 @@ def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None
     for loaded in pipelines.values():
         problems.extend(check_references(loaded, agents, settings))
     warnings = [*agent_warnings(agents), *(found for loaded in pipelines.values() for found in shell_warnings(loaded))]
+    warnings += catch_all_warnings(list(pipelines.values()))
     return Project(settings, pipelines, library, agents, tuple(problems), tuple(warnings))
 
 
@@ -175,6 +176,23 @@ def _works(spec: PipelineSpec) -> Iterator[tuple[KeyPath, TrustedWorkSpec]]:
 def _gateway_configs(spec: PipelineSpec) -> Iterator[tuple[KeyPath, GatewayConfig]]:
     for path, work in _works(spec):
         yield from _configs_of(work, path)
+
+
+def catch_all_warnings(pipelines: list[LoadedPipeline]) -> list[Problem]:
+    """A `match: {}` takes every event: pipelines tried after it (by priority, then file) never match."""
+    ordered = sorted(pipelines, key=lambda loaded: (-loaded.spec.priority, loaded.path.name))
+    for position, loaded in enumerate(ordered):
+        if loaded.spec.trigger.match == {}:
+            shadowed = [later.spec.name for later in ordered[position + 1 :] if later.spec.trigger.match is not None]
+            if not shadowed:
+                return []
+            location = loaded.source.locate(("trigger", "match"))
+            message = (
+                "warning: `match: {}` takes every event, so pipelines tried after it (by priority, then file "
+                f"name) never match one: {', '.join(shadowed)}"
+            )
+            return [Problem(location.file, location.line, "trigger.match", message)]
+    return []
 
 
 def shell_warnings(loaded: LoadedPipeline) -> list[Problem]:

@@ -250,6 +250,15 @@ class ServerSpec(SpecModel):
     public_url: str | None = None  # used in links sent to people (approval messages)
 
 
+class AlertmanagerIntakeSpec(SpecModel):
+    # A `resolved` notification says a problem went away: by default it starts no run.
+    resolved: Literal["ignore", "run"] = "ignore"
+
+
+class IntakeSpec(SpecModel):
+    alertmanager: AlertmanagerIntakeSpec = Field(default_factory=AlertmanagerIntakeSpec)
+
+
 class ServiceSpec(SpecModel):
     database: DatabaseSpec = Field(default_factory=DatabaseSpec)
     pipelines_dir: str = "./pipelines"
@@ -269,6 +278,7 @@ class ServiceSpec(SpecModel):
     calibration: CalibrationSettingsSpec = Field(default_factory=CalibrationSettingsSpec)
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     server: ServerSpec = Field(default_factory=ServerSpec)
+    intake: IntakeSpec = Field(default_factory=IntakeSpec)
     # Variables whose `${VAR}` values are not secrets (a namespace, a region): shown as they are.
     public_vars: list[str] = Field(default_factory=list)
 

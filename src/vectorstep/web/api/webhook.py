@@ -25,6 +25,7 @@ RETRY_AFTER_SECONDS = 5
     status_code=202,
     responses={
         200: {"description": "deduplicated (the existing run id) or skipped_testing"},
+        202: {"description": "accepted (the new run id), or ignored_resolved: a resolved Alertmanager alert"},
         400: {"description": "the payload is not what the source sends (the reason is in `detail`)"},
         422: {"description": "no pipeline matches, or the pipeline cannot run (its problems are listed)"},
         429: {"description": "overloaded: too many runs in flight; retry later"},
@@ -47,6 +48,10 @@ async def webhook(
         raise PayloadError(f"say which source sent this: ?source= or X-Pipeline-Source: {' | '.join(SOURCES)}")
     context = normalise(chosen, await _json_body(request), service.clock.now(), strategy=strategy)
     context = replace(context, team=_event_team(principal, context.team))
+    resolved = chosen == "alertmanager" and context.metadata.get("status") == "resolved"
+    if resolved and service.settings.spec.intake.alertmanager.resolved == "ignore":
+        detail = "a resolved alert starts no run (intake.alertmanager.resolved: run changes that)"
+        return JSONResponse({"status": "ignored_resolved", "detail": detail}, status_code=202)
     loaded = resolve(context, visible_pipelines(service, principal))
     if loaded is None:
         detail = _no_match(context.pipeline, service, principal)
