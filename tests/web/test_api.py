@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.web.conftest import ALICE, BOB, SECRET_HEADER, LiveService, alert, wait_for
+from tests.web.conftest import ALICE, BOB, SECRET_HEADER, LiveService, alert, build_project, wait_for
 from vectorstep.testing import alertmanager_payload, generic_payload
 
 
@@ -138,6 +138,22 @@ def test_a_resolved_alert_starts_no_run_by_default(live: LiveService) -> None:
     assert resolved.status_code == 202 and resolved.json()["status"] == "ignored_resolved"
     assert "intake.alertmanager.resolved: run" in resolved.json()["detail"]
     assert len(after) == len(before)
+
+
+def test_resolved_alerts_run_when_the_service_says_so(tmp_path: Path) -> None:
+    project = build_project(
+        tmp_path / "project", f"sqlite:///{tmp_path / 'v.db'}", intake={"alertmanager": {"resolved": "run"}}
+    )
+    served = LiveService(project.config)
+    try:
+        with served.client() as client:
+            payload = alertmanager_payload(service="checkout", fingerprint="f-resolved", status="resolved")
+            accepted = client.post("/webhook?source=alertmanager", json=payload)
+            assert accepted.status_code == 202 and accepted.json()["status"] == "accepted"
+            record = client.get(f"/api/runs/{accepted.json()['run_id']}").json()
+    finally:
+        served.stop()
+    assert record["context"]["metadata"]["status"] == "resolved"  # matchable: `metadata.status`
 
 
 def test_runs_are_listed_with_filters_and_pages(live: LiveService) -> None:
