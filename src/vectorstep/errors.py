@@ -151,5 +151,9 @@ class StoreError(VectorStepError):
     """The database could not complete an operation."""
 
 
+class DatabaseUnreachable(StoreError):
+    """The database does not answer (down, wrong address, no such database, refused login): a setup mistake."""
+
+
 class NotFoundError(StoreError):
     """The requested record does not exist."""

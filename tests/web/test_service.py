@@ -153,6 +153,28 @@ async def test_a_run_whose_process_was_killed_is_settled_at_once_not_when_its_le
     assert elsewhere.status is RunStatus.RUNNING
 
 
+def test_start_up_mistakes_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    project = scheduled_project(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        in_use = run_cli("serve", "--config", str(project.config), "--port", port, cwd=tmp_path)
+    project.settings({"database": {"url": "postgresql://nobody@127.0.0.1:9/nowhere"}})
+    no_database = run_cli("serve", "--config", str(project.config), "--port", port, cwd=tmp_path)
+    upgrade = run_cli("db", "upgrade", "--config", str(project.config), cwd=tmp_path)
+    assert (
+        in_use.returncode == 2
+        and in_use.stderr.strip() == f"serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+    assert "VectorStep on" not in in_use.stderr  # nothing claims to listen when it does not
+    for result in (no_database, upgrade):
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.strip().startswith(
+            "error: cannot reach the database postgresql+asyncpg://nobody@127.0.0.1:9/"
+        )
+
+
 def test_serve_refuses_to_listen_beyond_localhost_without_tokens(tmp_path: Path) -> None:
     project = scheduled_project(tmp_path)
     result = run_cli("serve", "--config", str(project.config), "--host", "0.0.0.0", cwd=tmp_path)

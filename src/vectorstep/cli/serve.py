@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 from pathlib import Path
 
 import click
 
-from vectorstep.cli.common import config_option, reports_errors, settings_from
+from vectorstep.cli.common import config_option, reports_errors, run_async, settings_from
 from vectorstep.cli.output import Output
 from vectorstep.domain.events import RUN_LOGGER
 from vectorstep.errors import ConfigError
 from vectorstep.spec.settings import Settings, redact_url
+from vectorstep.store.database import connect
+from vectorstep.store.migrate import upgrade
 
 
 @click.command("serve")
@@ -32,6 +35,8 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
     from vectorstep.web.app import create_app  # noqa: PLC0415
 
     logging.getLogger(RUN_LOGGER).setLevel(logging.WARNING)  # nobody else shows runs' warnings here
+    run_async(_reachable(settings))  # a database that does not answer is one clear line, not a traceback
+    listener = _listen(host, port)  # a port in use is one clear line, before anything says it listens
     app = create_app(settings)
     where = f"http://{host}:{port}"
     out = Output(stderr=True)
@@ -43,10 +48,8 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
         )
     # The standard asyncio loop, not uvloop: shell checks spawn processes, and CPython's spawn (vfork)
     # costs ~1 ms where uvloop's fork of a large process costs ~6 ms (benchmarks/bench_service.py).
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
-        host=host,
-        port=port,
         loop="asyncio",
         http="httptools",
         log_level="info",
@@ -54,7 +57,29 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None) 
         server_header=False,
         log_config=None,  # uvicorn's lines go through our handler, which masks secrets
     )
+    uvicorn.Server(config).run(sockets=[listener])
     return 0
+
+
+async def _reachable(settings: Settings) -> None:
+    database = connect(settings.database_url)
+    try:
+        await upgrade(database)
+    finally:
+        await database.dispose()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        raise ConfigError.single("serve", f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    listener.listen(2048)
+    return listener
 
 
 def refuse_open_exposure(settings: Settings, host: str) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.exc import SQLAlchemyError
 
+from vectorstep.errors import DatabaseUnreachable
+from vectorstep.spec.settings import redact_url
 from vectorstep.store.database import Database
 
 HEAD_REVISION = "0004"
@@ -17,8 +20,15 @@ async def current_revision(database: Database) -> str | None:
 
 
 async def upgrade(database: Database) -> tuple[str | None, str]:
-    """Apply pending migrations; returns (revision before, revision after)."""
-    before = await current_revision(database)
+    """Apply pending migrations; returns (revision before, revision after).
+
+    Raises DatabaseUnreachable, saying which database and why, when it does not answer.
+    """
+    try:
+        before = await current_revision(database)
+    except (OSError, SQLAlchemyError) as error:
+        reason = str(getattr(error, "orig", None) or error).splitlines()[0]
+        raise DatabaseUnreachable(f"cannot reach the database {redact_url(database.url)}: {reason}") from None
     if before == HEAD_REVISION:
         return before, before  # the common case: skip loading Alembic at all
     await database.write(_upgrade)
