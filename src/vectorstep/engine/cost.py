@@ -34,6 +34,9 @@ def cost_of(pricing: PricingSpec, provider: str | None, usage: Usage) -> float |
         price = price_of(pricing, provider, model)
         if price is None:
             return None
-        total += model_usage.input_tokens / 1e6 * price.input_per_mtok
+        # Tokens the provider read from its prompt cache cost their own price, when one is given.
+        cached = model_usage.cached_input_tokens if price.cached_input_per_mtok is not None else 0
+        total += (model_usage.input_tokens - cached) / 1e6 * price.input_per_mtok
+        total += cached / 1e6 * (price.cached_input_per_mtok or 0.0)
         total += model_usage.output_tokens / 1e6 * price.output_per_mtok
     return round(total, 6)

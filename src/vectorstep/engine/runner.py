@@ -338,8 +338,16 @@ class Runner:
         tokens = totals.input_tokens + totals.output_tokens
         if budget.max_tokens is not None and tokens > budget.max_tokens:
             return f"budget exceeded: {tokens:,} tokens used, max_tokens is {budget.max_tokens:,}"
-        if budget.max_usd is not None and totals.cost is not None and totals.cost > budget.max_usd:
+        if budget.max_usd is None:
+            return None
+        if totals.cost is not None and totals.cost > budget.max_usd:
             return f"budget exceeded: {totals.cost:.4f} USD spent, max_usd is {budget.max_usd:g}"
+        # With some tokens unpriced, what is priced is the least the run has spent: counted on request.
+        if totals.cost is None and budget.include_approx_cost and totals.priced > budget.max_usd:
+            return (
+                f"budget exceeded: at least {totals.priced:.4f} USD spent (some tokens have no price; "
+                f"include_approx_cost), max_usd is {budget.max_usd:g}"
+            )
         return None
 
     async def _stopped(self, run_id: str, totals: _Totals) -> None:
