@@ -121,6 +121,8 @@ def test_a_run_whose_process_died_hard_is_resumed_once_its_lease_ran_out(project
     process.communicate(timeout=30)
     approved = run_cli("approvals", "approve", str(first["id"]), cwd=project.root)
     assert "continues in the process that waits for it" in approved.stdout
+    too_soon = run_cli("runs", "resume", str(first["run_id"])[:8], cwd=project.root)
+    assert too_soon.returncode == 1 and too_soon.stdout.rstrip().endswith("nothing was resumed")  # its lease holds
     with sqlite3.connect(project.root / "runs.db") as connection:  # let the lease run out
         connection.execute("UPDATE pipeline_runs SET lease_expires_at = '2000-01-01 00:00:00'")
     resumed = subprocess.Popen(

@@ -66,6 +66,16 @@ def test_validate_warns_when_a_catch_all_hides_the_pipelines_after_it(project: P
     assert checked.stderr.rstrip().endswith("never match one: payments")
 
 
+def test_empty_answers_say_what_was_asked(project: ProjectDir) -> None:
+    small_project(project)
+    (project.root / "nothing").mkdir()
+    none_of_them = run_cli("runs", "list", "--pipeline", "nope", cwd=project.root)
+    nothing = run_cli("validate", "nothing", cwd=project.root)
+    assert none_of_them.returncode == 0 and none_of_them.stdout.strip() == "no runs with pipeline nope"
+    assert nothing.returncode == 2
+    assert nothing.stderr.strip() == "nothing to validate: no pipeline, step, agent or vectorstep.yaml in nothing"
+
+
 def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
     small_project(project)
     ok = run_cli("validate", ".", cwd=project.root)

@@ -103,24 +103,24 @@ async def _decide(settings: Settings, approval_id: str, approve: bool, by: str) 
             out.line(f"approval {approval.id[:12]} {verdict}", style="green" if approval.approved else "yellow")
         else:
             out.line(f"approval {approval.id[:12]} was already {verdict}", style="yellow")
-        return await continue_if_unattended(active, approval.run_id, out)
+        return await continue_if_unattended(active, approval.run_id, out) or 0
 
 
-async def continue_if_unattended(active: Session, run_id: str, out: Output) -> int:
-    """Resume the run here unless a live process is driving it."""
+async def continue_if_unattended(active: Session, run_id: str, out: Output) -> int | None:
+    """Resume the run here unless a live process is driving it; None when this process did not."""
     run = await active.runs.get_run(run_id)
     if run.status is RunStatus.RUNNING:  # the process that waited saw the decision first
         out.line(f"run {run_id[:12]} continues in the process that waits for it")
-        return 0
+        return None
     if run.status is not RunStatus.WAITING:
         out.line(f"run {run_id[:12]} has ended: {run.status.value}")
-        return 0
+        return None
     waiting_on = (await active.approvals.for_run(run_id))[-1]
     if active.engine.desk is not None:
         waiting_on = await active.engine.desk.settle(waiting_on)  # it may have expired with nobody waiting
     if waiting_on.status is ApprovalStatus.PENDING:
         out.line(f"run {run_id[:12]} still waits for approval {waiting_on.id[:12]}")
-        return 0
+        return None
     clock = SystemClock()
     now = clock.now()
     if not await active.runs.claim(run_id, active.owner, now + timedelta(seconds=LEASE_SECONDS), now):
@@ -133,7 +133,7 @@ async def continue_if_unattended(active: Session, run_id: str, out: Output) -> i
                 else ""
             )
         )
-        return 0
+        return None
     out.line(f"continuing run {run_id[:12]} here (no process was driving it)", style="bold")
     record = await active.resume(ResumePoint(run, waiting_on))
     print_run(record, out)
@@ -157,4 +157,8 @@ async def _resume(settings: Settings, given: str) -> int:
         run: RunRecord = await active.runs.get_run(run_id)
         if run.status is not RunStatus.WAITING:
             raise NotFoundError(f"run {run_id[:12]} is not waiting (it is {run.status.value})")
-        return await continue_if_unattended(active, run_id, out)
+        code = await continue_if_unattended(active, run_id, out)
+        if code is None:  # said why above; nothing was resumed here
+            out.line("nothing was resumed", style="yellow")
+            return 1
+        return code

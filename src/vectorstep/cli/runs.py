@@ -34,6 +34,12 @@ def list_command(status: str | None, pipeline: str | None, limit: int, as_json: 
     if as_json:
         out.json([run.as_json() for run in runs])
         return 0
+    if not runs and (status or pipeline):
+        wanted = ", ".join(
+            part for part in (f"status {status}" if status else "", f"pipeline {pipeline}" if pipeline else "") if part
+        )
+        out.line(f"no runs with {wanted}")
+        return 0
     if not runs:
         out.line("no runs yet — try `vectorstep demo`")
         return 0

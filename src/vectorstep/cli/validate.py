@@ -36,6 +36,12 @@ def validate_command(paths: tuple[Path, ...], config_path: Path | None) -> int:
     if problems:
         Output(stderr=True).line(f"{len(problems)} problem(s) in {checked} file(s)", style="red")
         return EXIT_INVALID_INPUT
+    if not checked:
+        Output(stderr=True).line(
+            "nothing to validate: no pipeline, step, agent or vectorstep.yaml in " + ", ".join(map(str, paths)),
+            style="yellow",
+        )
+        return EXIT_INVALID_INPUT
     out.line(f"ok: {checked} file(s) valid", style="green")
     return 0
 
