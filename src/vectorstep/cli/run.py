@@ -38,6 +38,7 @@ from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
 from vectorstep.store.approvals import ApprovalRepository
+from vectorstep.store.calibration import CalibrationRepository
 from vectorstep.store.runs import RunRepository
 from vectorstep.store.writer import StoreWriter, keep_leases
 
@@ -124,6 +125,7 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
             observers=observers,
             approvals=approvals,
             interaction=ask_at_terminal if interactive else None,
+            calibration=CalibrationRepository(runs.database),
         ) as engine:
             yield Session(engine, runs, approvals, owner, progress)
     finally:

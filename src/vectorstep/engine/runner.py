@@ -22,6 +22,7 @@ from vectorstep.approvals.desk import ApprovalDesk, Interaction
 from vectorstep.approvals.gate import HumanGate, RunParked
 from vectorstep.clock import Clock
 from vectorstep.domain.approvals import Approval
+from vectorstep.domain.calibration import CalibrationHistory
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import (
     RUN_LOGGER,
@@ -45,7 +46,7 @@ from vectorstep.engine.outbound import Outbound, escalation_context
 from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.spec.pipeline import PipelineSpec
-from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.snapshot import spec_from_snapshot, spec_snapshot
 from vectorstep.spec.steps import ParallelItem, PipelineItem, StepSpec
 
@@ -110,7 +111,11 @@ class Runner:
         park: bool = False,
         workdir: Path | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        calibration: CalibrationHistory | None = None,
+        calibration_settings: CalibrationSettingsSpec | None = None,
     ) -> None:
+        self._calibration = calibration
+        self._calibration_settings = calibration_settings or CalibrationSettingsSpec()
         self._executors = executors
         self._clock = clock
         self._pricing = pricing
@@ -305,6 +310,8 @@ class Runner:
             human=self._gate(state.run_id) if self._desk is not None else None,
             on_trace=(lambda event: on_trace(step, event)) if on_trace else None,
             workdir=self._workdir,
+            calibration=self._calibration,
+            calibration_settings=self._calibration_settings,
         )
 
     def _gate(self, run_id: str) -> HumanGate:

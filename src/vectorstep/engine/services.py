@@ -9,6 +9,7 @@ import httpx
 
 from vectorstep.approvals.desk import ApprovalDesk, ApprovalStore, Interaction
 from vectorstep.clock import Clock, SystemClock
+from vectorstep.domain.calibration import CalibrationHistory
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import Observers, RunObserver
 from vectorstep.domain.execution import ExecutorCapabilities
@@ -48,6 +49,7 @@ class Engine:
         approvals: ApprovalStore | None = None,
         interaction: Interaction | None = None,
         park: bool = False,
+        calibration: CalibrationHistory | None = None,
     ) -> None:
         self.project = project
         self.clock = clock or SystemClock()
@@ -78,6 +80,8 @@ class Engine:
             interaction=interaction,
             park=park,
             workdir=project.settings.base_dir,
+            calibration=calibration,
+            calibration_settings=service.calibration,
         )
 
     async def run(

@@ -16,6 +16,7 @@ import httpx
 from vectorstep.approvals.gate import HumanGate
 from vectorstep.checks.run import run_checks
 from vectorstep.domain.approvals import ApprovalRequest
+from vectorstep.domain.calibration import Bin, Bucket, CalibrationHistory, estimate
 from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities, Usage
 from vectorstep.domain.signals import CallAttribution, CheckResult, GroundingOutcome, VerifierOutcome
 from vectorstep.engine.checkpoint import with_signals
@@ -29,10 +30,17 @@ from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.grounding.judge import judge_grounding
 from vectorstep.grounding.second_opinion import Ask
 from vectorstep.spec.executor_config import ExecutorConfig
-from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.steps import OnLowConfidence, TrustedWorkSpec
 from vectorstep.templating import NamedMapping
-from vectorstep.trust.decide import Decision, GroundingSignal, TrustInputs, VerifierSignal, decide
+from vectorstep.trust.decide import (
+    CalibrationSignal,
+    Decision,
+    GroundingSignal,
+    TrustInputs,
+    VerifierSignal,
+    decide,
+)
 from vectorstep.trust.report import build_report, needs_report, step_configuration
 
 
@@ -49,6 +57,9 @@ class SideCallContext:
     human: HumanGate | None = None
     workdir: Path | None = None  # where shell checks run: the folder of vectorstep.yaml
     log: LogFn | None = None  # the run log of this step
+    calibration: CalibrationHistory | None = None
+    calibration_settings: CalibrationSettingsSpec = dataclasses.field(default_factory=CalibrationSettingsSpec)
+    bucket: Bucket | None = None
 
 
 @dataclass(frozen=True)
@@ -86,15 +97,24 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
         verifier = await _verifier(work, primary, side)
         grounding = await _grounding(work, primary, side)
 
+    verifier_signal = (
+        VerifierSignal(verifier.score, verifier.strategy, verifier.veto_floor)  # type: ignore[arg-type]
+        if verifier is not None and verifier.triggered
+        else None
+    )
+    after_verifier = decide(
+        TrustInputs(primary.output.confidence, threshold, on_low_confidence, verifier=verifier_signal)
+    ).after_verifier
+    calibration, in_bin = await _calibration(work, after_verifier, side)
+
     def decision_with(checks_passed: bool | None) -> Decision:
         return decide(
             TrustInputs(
                 self_report=primary.output.confidence,
                 confidence_threshold=threshold,
                 on_low_confidence=on_low_confidence,
-                verifier=VerifierSignal(verifier.score, verifier.strategy, verifier.veto_floor)  # type: ignore[arg-type]
-                if verifier is not None and verifier.triggered
-                else None,
+                verifier=verifier_signal,
+                calibration=calibration,
                 grounding=GroundingSignal(grounding.score, grounding.enforce) if grounding is not None else None,
                 checks_passed=checks_passed,
             )
@@ -114,8 +134,46 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
     report = None
     if needs_report(work):
         configuration = step_configuration(work, threshold, on_low_confidence, gated_by_group=not gated)
-        report = build_report(decision, configuration, verifier=verifier, grounding=grounding, checks=checks)
+        report = build_report(
+            decision,
+            configuration,
+            verifier=verifier,
+            grounding=grounding,
+            checks=checks,
+            calibration=in_bin,
+        )
     return Assessment(decision, verifier, grounding, checks, report)
+
+
+async def _calibration(
+    work: TrustedWorkSpec, predicted: float, side: SideCallContext
+) -> tuple[CalibrationSignal | None, dict[str, Any] | None]:
+    """The bin of this step's bucket that `predicted` falls in, estimated from its marked history."""
+    spec = work.calibration
+    if spec is None or side.calibration is None or side.bucket is None or side.stage != "production":
+        return None, None
+    settings = side.calibration_settings
+    within = Bin.of(predicted, settings.bin_width)
+    labels = await side.calibration.labels(side.bucket, within.low, within.high)
+    found = estimate(labels, settings.n_min, settings.estimator, settings.confidence)
+    report = {
+        "enforce": spec.enforce,
+        "bucket": dataclasses.asdict(side.bucket),
+        "bin": [within.low, within.high],
+        "raw": predicted,
+        "n": found.n,
+        "n_min": settings.n_min,
+        "mean": found.mean,
+        "estimator": settings.estimator,
+        "estimate": found.estimate,
+        "validated": found.validated,
+        "calibrated": found.estimate if found.validated else None,
+        "on_uncalibrated": spec.on_uncalibrated,
+        "bucket_reset": found.n == 0,
+    }
+    if not spec.enforce:  # shadow: reported, never used by the gate
+        return None, report
+    return CalibrationSignal(found.validated, found.estimate, spec.on_uncalibrated), report
 
 
 async def _checks(  # noqa: PLR0917

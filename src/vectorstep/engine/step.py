@@ -12,6 +12,7 @@ import httpx
 
 from vectorstep.approvals.gate import HumanGate
 from vectorstep.clock import Clock
+from vectorstep.domain.calibration import Bucket, CalibrationHistory
 from vectorstep.domain.execution import ExecutionResult
 from vectorstep.domain.records import StepRecord
 from vectorstep.domain.status import StepStatus
@@ -23,7 +24,7 @@ from vectorstep.errors import ExecutorError, LLMParseError, LLMSchemaError, Temp
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.runtime.protocol import TraceListener
 from vectorstep.spec.executor_config import GatewayConfig
-from vectorstep.spec.service import PricingSpec
+from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.steps import LoopUntilSpec, OnLowConfidence, StepSpec, TrustedWorkSpec
 from vectorstep.templating import evaluate_condition
 from vectorstep.trust.decide import Decision, GateOutcome
@@ -44,6 +45,8 @@ class StepEnvironment:
     human: HumanGate | None = None
     on_trace: TraceListener | None = None
     workdir: Path | None = None
+    calibration: CalibrationHistory | None = None  # the marked history, where a store is at hand
+    calibration_settings: CalibrationSettingsSpec = field(default_factory=CalibrationSettingsSpec)
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,16 @@ async def _assessed(  # noqa: PLR0917
         human=env.human,
         workdir=env.workdir,
         log=env.log,
+        calibration=env.calibration,
+        calibration_settings=env.calibration_settings,
+        bucket=Bucket(
+            step=plan.name,
+            executor_agent=f"{plan.work.executor}:{result.agent or ''}",
+            model=result.model,
+            provider=result.provider,
+            prompt_hash=prompt_hash(plan.work.prompt_template),
+            agent_version=result.agent_version,
+        ),
     )
     assessment = await assess(
         plan.work, result, plan.confidence_threshold, plan.on_low_confidence, side, progress, plan.gated

@@ -224,7 +224,9 @@ class ConcurrencySpec(SpecModel):
 class CalibrationSettingsSpec(SpecModel):
     n_min: int = Field(default=20, ge=1)
     bin_width: float = Field(default=0.1, gt=0, le=1)
-    estimator: Literal["mean", "lower_bound"] = "mean"
+    # The Wilson lower bound by default: a small bin cannot talk its accuracy up.
+    estimator: Literal["mean", "lower_bound"] = "lower_bound"
+    confidence: float = Field(default=0.9, gt=0.5, lt=1)
 
 
 class PriceMatchSpec(SpecModel):

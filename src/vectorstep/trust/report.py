@@ -65,6 +65,7 @@ def build_report(
     verifier: VerifierOutcome | None,
     grounding: GroundingOutcome | None,
     checks: list[CheckResult] | None = None,
+    calibration: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     signals: dict[str, Any] = {
         "S": decision.self_report,
@@ -90,7 +91,7 @@ def build_report(
         "verifier": verifier.as_report() if verifier is not None else None,
         "grounding": grounding.as_report() if grounding is not None else None,
         "deterministic_checks": [check.as_report() for check in checks or []],
-        "calibration": None,
+        "calibration": calibration,
         "gate": {
             "policy": decision.policy,
             "confidence_threshold": configuration["confidence_threshold"],

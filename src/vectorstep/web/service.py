@@ -32,6 +32,7 @@ from vectorstep.spec.project import Project, load_project
 from vectorstep.spec.settings import Settings
 from vectorstep.spec.snapshot import spec_from_snapshot
 from vectorstep.store.approvals import ApprovalRepository
+from vectorstep.store.calibration import CalibrationRepository
 from vectorstep.store.database import Database, answers, connect
 from vectorstep.store.feedback import FeedbackRepository, Mark
 from vectorstep.store.migrate import upgrade
@@ -83,7 +84,14 @@ class Service:
 
     def _engine(self, project: Project) -> Engine:
         observers: list[RunObserver] = [StoreWriter(self.runs, self.owner), self.metrics, self.live]
-        return Engine(project, observers=observers, approvals=self.approvals, clock=self.clock, park=True)
+        return Engine(
+            project,
+            observers=observers,
+            approvals=self.approvals,
+            clock=self.clock,
+            park=True,
+            calibration=CalibrationRepository(self.database),
+        )
 
     async def start(self) -> None:
         await upgrade(self.database)

@@ -1,0 +1,110 @@
+"""Calibration acts: an agent's stated confidence is replaced by what its marked history says it is worth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vectorstep.domain.calibration import Bin, estimate
+from vectorstep.domain.records import RunRecord
+from vectorstep.domain.status import RunStatus
+from vectorstep.intake.generic import manual_context
+from vectorstep.spec.settings import load_settings
+from vectorstep.store.feedback import Mark
+from vectorstep.store.migrate import upgrade
+from vectorstep.testing import ProjectDir, answer
+from vectorstep.web.service import Service
+
+
+def calibrated_project(root: Path, stage: str = "production") -> ProjectDir:
+    project = ProjectDir(root)
+    project.scripted_agent("assessor", answer(0.9, "looks fine"))
+    project.pipeline(
+        "assess",
+        {
+            "name": "assess",
+            "stage": stage,
+            "steps": [
+                {
+                    "name": "assess",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "assessor"},
+                    "confidence_threshold": 0.75,
+                    "calibration": {"enforce": True, "on_uncalibrated": "escalate"},
+                }
+            ],
+        },
+    )
+    project.settings({"database": {"url": f"sqlite:///{root / 'vectorstep.db'}"}})
+    return project
+
+
+async def history(service: Service, labels: list[str]) -> RunRecord:
+    """One run per label, each marked by a person; then one more run, judged by that history."""
+    spec = service.project.pipelines["assess"].spec
+    for label in labels:
+        run = await service.engine.run(spec, manual_context(service.clock.now(), summary="x"))
+        await service.feedback.mark(Mark(run.run_id, "assess", label, None, "alice", service.clock.now()))
+    return await service.engine.run(spec, manual_context(service.clock.now(), summary="x"))
+
+
+@pytest.mark.parametrize(
+    ("labels", "outcome", "validated"),
+    [
+        (["correct"] * 12 + ["incorrect"] * 8, RunStatus.ESCALATED, True),  # says 0.9, right 60% of the time
+        (["correct"] * 20, RunStatus.COMPLETED, True),  # says 0.9 and is
+        (["correct"] * 10, RunStatus.ESCALATED, False),  # too few marks: on_uncalibrated escalates
+    ],
+    ids=["over-confident", "well-calibrated", "not-enough-history"],
+)
+async def test_enforced_calibration_replaces_the_stated_confidence(
+    tmp_path: Path, labels: list[str], outcome: RunStatus, validated: bool
+) -> None:
+    service = Service(load_settings(calibrated_project(tmp_path).config))
+    await upgrade(service.database)
+    try:
+        run = await history(service, labels)
+    finally:
+        await service.engine.aclose()
+        await service.database.dispose()
+    (step,) = run.steps
+    report: dict[str, Any] = step.trust_report["calibration"]  # type: ignore[index]
+    expected = estimate([{"correct": 1.0, "incorrect": 0.0}[label] for label in labels], 20, "lower_bound")
+    assert run.status is outcome and step.confidence == 0.9
+    assert report["n"] == len(labels) and report["bin"] == [0.9, 1.0] and report["validated"] is validated
+    assert report["estimator"] == "lower_bound" and report["estimate"] == expected.estimate
+    assert step.combined_trust == (expected.estimate if validated else 0.0)
+    operations = [entry["operation"] for entry in step.trust_report["derivation"]]  # type: ignore[index]
+    assert "calibration" in operations
+
+
+async def test_testing_runs_neither_count_nor_are_calibrated(tmp_path: Path) -> None:
+    service = Service(load_settings(calibrated_project(tmp_path, stage="testing").config))
+    await upgrade(service.database)
+    try:
+        run = await history(service, ["incorrect"] * 25)
+    finally:
+        await service.engine.aclose()
+        await service.database.dispose()
+    assert run.status is RunStatus.COMPLETED and run.steps[0].combined_trust == 0.9
+
+
+@given(labels=st.lists(st.sampled_from([0.0, 0.5, 1.0]), max_size=80), n_min=st.integers(1, 40))
+def test_the_lower_bound_never_exceeds_the_mean_and_a_small_bin_is_never_validated(
+    labels: list[float], n_min: int
+) -> None:
+    cautious, plain = estimate(labels, n_min, "lower_bound"), estimate(labels, n_min, "mean")
+    if labels:
+        assert cautious.estimate is not None and plain.estimate is not None
+        assert cautious.estimate <= plain.estimate + 1e-9
+    assert cautious.validated is (len(labels) >= n_min) and plain.validated is (len(labels) >= n_min)
+
+
+@given(predicted=st.floats(0, 1), width=st.sampled_from([0.05, 0.1, 0.2, 0.25, 0.5]))
+def test_every_prediction_falls_in_exactly_its_bin(predicted: float, width: float) -> None:
+    found = Bin.of(predicted, width)
+    assert found.low <= predicted + 1e-9 and (predicted < found.high or found.high == 1.0)
