@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from tests.conftest import run_cli
@@ -127,6 +128,25 @@ def test_unknown_pipeline_and_run_ids_are_clear_errors(project: ProjectDir) -> N
     unknown_run = run_cli("runs", "show", "ffffffff", cwd=project.root)
     assert unknown_run.returncode == 2 and "no run 'ffffffff'" in unknown_run.stderr
     assert "Traceback" not in missing.stderr + unknown_run.stderr
+
+
+def test_a_person_marks_a_run_and_a_step_and_marking_again_replaces(project: ProjectDir) -> None:
+    small_project(project)
+    run_id = json.loads(run_cli("run", "checkout", "--json", cwd=project.root).stdout)["run_id"]
+    first = run_cli("mark", f"{run_id[:8]}/triage", "correct", "--by", "alice", cwd=project.root)
+    again = run_cli(
+        "mark", f"{run_id[:8]}/triage", "incorrect", "--comment", "wrong pod", "--by", "bob", cwd=project.root
+    )
+    whole = run_cli("mark", run_id[:8], "partial", "--by", "alice", cwd=project.root)
+    no_step = run_cli("mark", f"{run_id[:8]}/nope", "correct", cwd=project.root)
+    assert first.stdout.strip() == f"marked step triage of run {run_id[:12]} correct (by alice)"
+    assert again.returncode == 0 and whole.stdout.strip() == f"marked run {run_id[:12]} partial (by alice)"
+    assert no_step.returncode == 2 and "has no step 'nope'" in no_step.stderr
+    with sqlite3.connect(project.root / "state" / "runs.db") as connection:
+        steps = connection.execute("SELECT label, comment, marked_by FROM step_feedback ORDER BY id").fetchall()
+        runs = connection.execute("SELECT label, marked_by FROM run_feedback").fetchall()
+    assert steps == [("correct", None, "alice"), ("incorrect", "wrong pod", "bob")]  # history kept, the last counts
+    assert runs == [("partial", "alice")]
 
 
 def test_db_upgrade_reports_what_it_did(project: ProjectDir) -> None:

@@ -11,6 +11,7 @@ from vectorstep.cli.common import configure_logging
 from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
 from vectorstep.cli.gateway import gateway_group
+from vectorstep.cli.mark import mark_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
@@ -33,6 +34,7 @@ cli.add_command(demo_command)
 cli.add_command(approvals_group)
 cli.add_command(serve_command)
 cli.add_command(gateway_group)
+cli.add_command(mark_command)
 runs_group.add_command(resume_command)
 
 

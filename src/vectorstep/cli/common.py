@@ -43,6 +43,9 @@ async def open_runs(settings: Settings) -> RunRepository:
     database: Database = connect(settings.database_url)
     try:
         await upgrade(database)
+    except DatabaseUnreachable:  # it says which database and why already
+        await database.dispose()
+        raise
     except Exception as error:
         await database.dispose()
         raise StoreError(f"cannot use the database {redact_url(settings.database_url)}: {error}") from error
