@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import run_cli
 from vectorstep.domain.calibration import Bin, estimate
 from vectorstep.domain.records import RunRecord
 from vectorstep.domain.status import RunStatus
@@ -108,3 +110,25 @@ def test_the_lower_bound_never_exceeds_the_mean_and_a_small_bin_is_never_validat
 def test_every_prediction_falls_in_exactly_its_bin(predicted: float, width: float) -> None:
     found = Bin.of(predicted, width)
     assert found.low <= predicted + 1e-9 and (predicted < found.high or found.high == 1.0)
+
+
+async def test_calibration_show_lists_each_buckets_bins_and_says_when_an_agent_oversells(tmp_path: Path) -> None:
+    project = calibrated_project(tmp_path)
+    service = Service(load_settings(project.config))
+    await upgrade(service.database)
+    try:
+        await history(service, ["correct"] * 12 + ["incorrect"] * 8)
+    finally:
+        await service.engine.aclose()
+        await service.database.dispose()
+    shown = run_cli("calibration", "show", "--json", cwd=project.root)
+    plain = run_cli("calibration", "show", cwd=project.root)
+    other = run_cli("calibration", "show", "--step", "nope", cwd=project.root)
+    (bucket,) = json.loads(shown.stdout)
+    assert bucket["bucket"]["step"] == "assess" and bucket["bucket"]["executor_agent"] == "gateway:assessor"
+    assert [(row["bin"], row["n"], row["mean"], row["validated"]) for row in bucket["bins"]] == [
+        ([0.9, 1.0], 20, 0.6, True)  # the judged run at the end is not marked: not counted
+    ]
+    assert bucket["recommendations"] == ["says 0.9–1.0, right 60% of 20 times: trust it less or fix the prompt"]
+    assert "0.90–1.00" in plain.stdout and "→ says 0.9–1.0, right 60% of 20 times" in plain.stdout
+    assert other.stdout.startswith("no marked production history yet")

@@ -7,6 +7,7 @@ from importlib.metadata import version
 import click
 
 from vectorstep.cli.approvals import approvals_group, resume_command
+from vectorstep.cli.calibration import calibration_group
 from vectorstep.cli.common import configure_logging
 from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
@@ -35,6 +36,7 @@ cli.add_command(approvals_group)
 cli.add_command(serve_command)
 cli.add_command(gateway_group)
 cli.add_command(mark_command)
+cli.add_command(calibration_group)
 runs_group.add_command(resume_command)
 
 

@@ -21,6 +21,38 @@ class CalibrationRepository:
     def __init__(self, database: Database) -> None:
         self.database = database
 
+    async def buckets(self, *, step: str | None = None, agent: str | None = None) -> list[Bucket]:
+        """The buckets of production steps (gateway agents), optionally of one step or agent."""
+        steps, runs = pipeline_steps.c, pipeline_runs.c
+        keys = (
+            steps.step_name,
+            steps.executor,
+            steps.agent,
+            steps.model,
+            steps.provider,
+            steps.prompt_hash,
+            steps.agent_version,
+        )
+        query = (
+            select(*keys)
+            .join(pipeline_runs, runs.id == steps.run_id)
+            .where(runs.stage == "production", steps.effective_confidence.is_not(None))
+            .group_by(*keys)
+            .order_by(*keys)
+        )
+        if step is not None:
+            query = query.where(steps.step_name == step)
+        if agent is not None:
+            query = query.where(steps.agent == agent)
+
+        def work(connection: Connection) -> list[Bucket]:
+            return [
+                Bucket(row[0], f"{row[1]}:{row[2] or ''}", row[3], row[4], row[5], row[6])
+                for row in connection.execute(query)
+            ]
+
+        return await self.database.read(work)
+
     async def labels(self, bucket: Bucket, low: float, high: float) -> list[float]:
         steps, runs = pipeline_steps.c, pipeline_runs.c
         executor, _, agent = bucket.executor_agent.partition(":")
