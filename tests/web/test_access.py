@@ -248,8 +248,14 @@ def test_pages_and_answers_carry_security_headers(world: World) -> None:
             assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy, path
             assert "frame-ancestors 'none'" in policy, path
         docs = client.get("/api/docs")
+        assets = client.get("/api/docs/assets/swagger-ui-bundle.js")
     assert docs.status_code == 200 and "'unsafe-inline'" not in docs.headers["content-security-policy"]
-    assert "'sha256-" in docs.headers["content-security-policy"]
+    assert (
+        "'sha256-" in docs.headers["content-security-policy"]
+        and "https:" not in docs.headers["content-security-policy"]
+    )
+    assert "cdn" not in docs.text and "/api/docs/assets/swagger-ui-bundle.js" in docs.text  # works offline
+    assert assets.status_code == 200 and "SwaggerUIBundle" in assets.text
 
 
 def test_the_api_description_needs_a_token(world: World) -> None:
@@ -259,6 +265,7 @@ def test_the_api_description_needs_a_token(world: World) -> None:
         assert to_sign_in.status_code == 303 and "/ui/login" in to_sign_in.headers["location"]
     with world.ui("viewer-shop") as browser:
         assert browser.get("/api/docs").status_code == 200
+        assert browser.get("/api/openapi.json").status_code == 200  # what the page fetches, with the session
 
 
 def test_rotating_a_token_ends_the_sessions_it_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -241,3 +241,11 @@ def test_a_judge_answer_that_cannot_be_read_is_shown_as_it_came(signed_in: Page,
     expect(answer.locator(".flag")).to_contain_text("the judge's answer could not be used")
     panel.locator("details.how summary").click()
     expect(panel.locator("details.how")).to_contain_text("Grounding did not compute")
+
+
+def test_the_api_docs_render_offline_for_a_signed_in_person(signed_in: Page) -> None:
+    blocked: list[str] = []
+    signed_in.on("console", lambda message: blocked.append(message.text) if message.type == "error" else None)
+    signed_in.goto("/api/docs")
+    expect(signed_in.get_by_text("/api/runs/{run_id}", exact=True).first).to_be_visible()  # Swagger UI drew the API
+    assert not [text for text in blocked if "Content Security Policy" in text or "Failed to load" in text]

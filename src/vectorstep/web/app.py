@@ -24,6 +24,8 @@ from vectorstep.web.api import router as api_router
 from vectorstep.web.api.webhook import router as webhook_router
 from vectorstep.web.auth import SESSION_HOURS, Auth
 from vectorstep.web.deps import api_allowed, service_of
+from vectorstep.web.docs import ASSETS as DOCS_ASSETS
+from vectorstep.web.docs import ASSETS_PATH as DOCS_ASSETS_PATH
 from vectorstep.web.docs import router as docs_router
 from vectorstep.web.errors import install_error_handlers
 from vectorstep.web.headers import SecurityHeaders
@@ -79,6 +81,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
     app.include_router(ui_router)
     app.include_router(docs_router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="static")
+    app.mount(DOCS_ASSETS_PATH, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
 
     @app.get("/health", tags=["service"])
     async def health(request: Request) -> JSONResponse:
