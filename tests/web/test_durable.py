@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -41,8 +43,11 @@ def durable_project(root: Path, durable: dict[str, Any] | None) -> ProjectDir:
     return project
 
 
-async def stranded_after_triage(root: Path, durable: dict[str, Any] | None, age: float = 5) -> Service:
-    """A service over a database where a killed process left run `left` after its first step."""
+async def stranded_after_triage(
+    root: Path, durable: dict[str, Any] | None, age: float = 5, holder: str | None = None
+) -> Service:
+    """A service over a database where a killed process (`holder`, if its lease is still live) left
+    run `left` after its first step."""
     settings = load_settings(durable_project(root, durable).config)
     service = Service(settings)
     await upgrade(service.database)
@@ -53,7 +58,8 @@ async def stranded_after_triage(root: Path, durable: dict[str, Any] | None, age:
     run = RunRecord(
         "left", "incident", RunStatus.RUNNING, "production", started, "alertmanager", context=context, spec=spec
     )
-    await service.runs.insert_run(run, LogEntry("left", started, "info", "run_started", "started"))
+    lease = (holder, now + timedelta(seconds=30)) if holder is not None else None
+    await service.runs.insert_run(run, LogEntry("left", started, "info", "run_started", "started"), lease=lease)
     triage = step_record(
         "left", "triage", output={"confidence": 0.9, "summary": "triage done", "next_step_context": ""}
     )
@@ -136,3 +142,20 @@ async def test_a_run_that_is_not_to_be_continued_is_marked_interrupted(
         await service.stop()
     assert run.status is RunStatus.INTERRUPTED and says in (run.error or "")
     assert [step.name for step in run.steps] == ["triage"] and len(runs) == 1
+
+
+async def test_a_run_of_a_process_killed_a_moment_ago_is_resumed_at_once(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["sleep", "0"])
+    dead.wait()  # its pid now names no process; its lease still has 30 s to run
+    holder = f"serve:{socket.gethostname()}:{dead.pid}:0badc0de"
+    service = await stranded_after_triage(tmp_path, {"on_interrupted": "resume"}, holder=holder)
+    await service.start()
+    try:
+        run = await settled(service, "left")
+    finally:
+        await service.stop()
+    assert run.status is RunStatus.COMPLETED and [step.name for step in run.steps] == [
+        "triage",
+        "investigate",
+        "report",
+    ]

@@ -198,8 +198,10 @@ async def test_a_run_that_had_asked_a_person_waits_for_the_answer_after_a_restar
     try:
         waiting = await service.runs.get_run("asked", with_log=True)
         still_asked = await service.approvals.get_approval("a1")
+        holder, _ = await service.runs.lease("asked")
     finally:
         await service.stop()
     assert waiting.status is RunStatus.WAITING
     assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded on restart)"
     assert still_asked.status is ApprovalStatus.PENDING  # recovery did not settle the question for the person
+    assert holder is None  # parked, held by nobody: whoever sees the decision resumes it

@@ -129,6 +129,16 @@ class RunRepository:
         )
         return await self.database.write(lambda connection: int(connection.execute(query).rowcount) == 1)
 
+    async def take_over(self, run_id: str, gone: str, owner: str, until: datetime) -> bool:
+        """Take the lease from `gone`, a holder known to have stopped, unless someone took it first."""
+        columns = pipeline_runs.c
+        query = (
+            update(pipeline_runs)
+            .where(columns.id == run_id, columns.lease_owner == gone)
+            .values(lease_owner=owner, lease_expires_at=until)
+        )
+        return await self.database.write(lambda connection: int(connection.execute(query).rowcount) == 1)
+
     async def renew(self, owner: str, until: datetime) -> None:
         query = update(pipeline_runs).where(pipeline_runs.c.lease_owner == owner).values(lease_expires_at=until)
         await self.database.write(lambda connection: connection.execute(query))

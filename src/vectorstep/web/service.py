@@ -193,14 +193,20 @@ class Service:
         for that answer; any other is marked interrupted.
         """
         now = self.clock.now()
-        left = await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000)
-        left += [
-            run_id
-            for run_id, owner in await self.runs.leases(RunStatus.RUNNING, now)
-            if owner != self.owner and holder_is_gone(owner)
-        ]
-        for run_id in left:
-            await self._settle(await self.runs.get_run(run_id), now)
+        unattended = await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000)
+        left: dict[str, str | None] = dict.fromkeys(unattended)  # run id → the gone holder to take it from
+        for run_id, owner in await self.runs.leases(RunStatus.RUNNING, now):
+            if owner != self.owner and holder_is_gone(owner):
+                left[run_id] = owner
+        for run_id, gone in left.items():
+            lease = now + timedelta(seconds=LEASE_SECONDS)
+            taken = (
+                await self.runs.take_over(run_id, gone, self.owner, lease)
+                if gone is not None
+                else await self.runs.claim(run_id, self.owner, lease, now)
+            )
+            if taken:  # else another process is settling it
+                await self._settle(await self.runs.get_run(run_id), now)
 
     async def _settle(self, run: RunRecord, now: datetime) -> None:
         """A run left behind waits for the person it asked, or goes as its pipeline's `durable:` says."""
@@ -209,6 +215,7 @@ class Service:
             message = f"waiting for a person: approval {asked[-1].id[:12]} (recorded on restart)"
             log_entry = LogEntry(run.run_id, now, "info", "run_waiting", message)
             await self.runs.set_status(run.run_id, RunStatus.WAITING, log_entry)
+            await self.runs.release(run.run_id, self.owner)  # parked: whoever sees the decision resumes it
             return
         if not run.spec:  # nothing to continue from (a run recorded before snapshots were kept)
             await self._interrupted(run, now, STOPPED)
@@ -219,9 +226,6 @@ class Service:
             plan = recovery(pipeline, {step.name for step in run.steps}, run.started_at, now)
         except (ConfigError, ValueError, KeyError, TypeError) as error:
             plan = Recovery("interrupt", f"{STOPPED}; it cannot be resumed: {type(error).__name__}: {error}")
-        lease = now + timedelta(seconds=LEASE_SECONDS)
-        if plan.action != "interrupt" and not await self.runs.claim(run.run_id, self.owner, lease, now):
-            return  # another process took it up first
         if plan.action == "resume":
             self.in_flight.start(run.run_id, lambda: self.engine.runner.resume_interrupted(run, plan.start))
         elif plan.action == "escalate":
