@@ -13,13 +13,15 @@ from collections.abc import Mapping, Sequence
 
 import httpx
 
+from vectorstep.domain.storable import LONE_SURROGATE
+
 MAX_URL_CHARS = 16_384
 MAX_HEADER_VALUE_CHARS = 8_192
 # Linux refuses a single argument longer than MAX_ARG_STRLEN (32 pages) with E2BIG.
 MAX_ARGUMENT_BYTES = 131_072
 _CONTROL = re.compile("[\\x00-\\x1f\\x7f]")
 _HEADER_CONTROL = re.compile("[\\x00-\\x08\\x0a-\\x1f\\x7f]")  # a tab is allowed inside a header value
-_SURROGATE = re.compile("[\\ud800-\\udfff]")
+_NUL = re.compile("\\x00")
 _NON_ASCII = re.compile("[^\\x00-\\x7f]")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
@@ -31,7 +33,7 @@ class Uncarriable(ValueError):
 def checked_url(url: str) -> str:
     if len(url) > MAX_URL_CHARS:
         raise Uncarriable(f"the URL is {len(url):,} characters; at most {MAX_URL_CHARS:,} are sent")
-    _refuse(url, "the URL", _SURROGATE, "a lone surrogate")
+    _refuse(url, "the URL", LONE_SURROGATE, "a lone surrogate")
     _refuse(url, "the URL", _CONTROL, "a control character")
     try:
         parsed = httpx.URL(url)
@@ -49,7 +51,7 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
         where = f"header {name}"
         if len(value) > MAX_HEADER_VALUE_CHARS:
             raise Uncarriable(f"{where} is {len(value):,} characters; at most {MAX_HEADER_VALUE_CHARS:,} are sent")
-        _refuse(value, where, _SURROGATE, "a lone surrogate")
+        _refuse(value, where, LONE_SURROGATE, "a lone surrogate")
         _refuse(value, where, _HEADER_CONTROL, "a line break or control character")
         _refuse(value, where, _NON_ASCII, "a non-ASCII character", "; headers carry ASCII only")
     return dict(headers)
@@ -58,8 +60,8 @@ def checked_headers(headers: Mapping[str, str]) -> dict[str, str]:
 def checked_arguments(argv: Sequence[str]) -> list[str]:
     for number, argument in enumerate(argv):
         where = f"argument {number}" if number else "the program"
-        _refuse(argument, where, _SURROGATE, "a lone surrogate")
-        _refuse(argument, where, re.compile("\\x00"), "a NUL byte")
+        _refuse(argument, where, LONE_SURROGATE, "a lone surrogate")
+        _refuse(argument, where, _NUL, "a NUL byte")
         size = len(argument.encode("utf-8"))
         if size > MAX_ARGUMENT_BYTES:
             raise Uncarriable(f"{where} is {size:,} bytes; one argument holds at most {MAX_ARGUMENT_BYTES:,}")

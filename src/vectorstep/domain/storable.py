@@ -11,14 +11,19 @@ from vectorstep.domain.secrets import SECRETS
 
 # What no database keeps as text: NUL (PostgreSQL refuses it) and lone surrogates (not UTF-8 at all).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(text: str, pattern: re.Pattern[str]) -> str:
+    """`text` with each character `pattern` finds written as its `\\uXXXX` escape."""
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def storable_text(text: str) -> str:
     """`text`, secrets masked, with what a database cannot keep written as its escape (`\\u0000`), visibly."""
-    text = SECRETS.mask(text)
-    if _UNSTORABLE.search(text) is None:
-        return text
-    return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return _escaped(SECRETS.mask(text), _UNSTORABLE)
 
 
 def storable(value: Any) -> Any:
@@ -38,18 +43,13 @@ def storable(value: Any) -> Any:
     return value
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def without_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate written as its escape: not a character, so no text may carry it.
 
     An agent's JSON may hold one (`"\\udcff"`); left in, it breaks every encoder it reaches.
     """
     if isinstance(value, str):
-        return (
-            _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", value) if _SURROGATE.search(value) else value
-        )
+        return _escaped(value, LONE_SURROGATE)
     if isinstance(value, dict):
         return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -12,7 +12,6 @@ import contextlib
 import hmac
 import json
 import logging
-import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,6 +22,7 @@ from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconn
 
 from vectorstep.clock import Clock
 from vectorstep.domain.bounded_json import UnboundedJSON, parse_bounded_json
+from vectorstep.domain.storable import LONE_SURROGATE
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime import remote_protocol as rpc
@@ -36,7 +36,6 @@ CONNECT_TIMEOUT_SECONDS = 10.0
 UNAUTHORIZED = 4401  # WebSocket close code: the token was missing or wrong
 UNSUPPORTED_DATA = 1003  # a binary frame: the protocol is JSON text
 INVALID_PAYLOAD = 1007  # text that is not JSON within bounds (too deep, NaN, ...)
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def create_gateway_app(
@@ -264,7 +263,7 @@ class Connection:
             frame = await self._outbox.get()
             try:
                 text = json.dumps(frame, ensure_ascii=False)
-                if _LONE_SURROGATE.search(text):  # not UTF-8: sent as JSON escapes instead
+                if LONE_SURROGATE.search(text):  # not UTF-8: sent as JSON escapes instead
                     text = json.dumps(frame)
                 await self._socket.send_text(text)
             except Exception:  # the client is gone; the reader notices and cancels the turns
