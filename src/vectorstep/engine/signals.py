@@ -32,6 +32,7 @@ from vectorstep.grounding.second_opinion import Ask
 from vectorstep.spec.executor_config import ExecutorConfig
 from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.steps import OnLowConfidence, TrustedWorkSpec
+from vectorstep.spec.trust_blocks import CalibrationSpec
 from vectorstep.templating import NamedMapping
 from vectorstep.trust.decide import (
     CalibrationSignal,
@@ -102,10 +103,12 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
         if verifier is not None and verifier.triggered
         else None
     )
-    after_verifier = decide(
-        TrustInputs(primary.output.confidence, threshold, on_low_confidence, verifier=verifier_signal)
-    ).after_verifier
-    calibration, in_bin = await _calibration(work, after_verifier, side)
+    calibration, in_bin = None, None
+    if work.calibration is not None:  # the bin is read at the trust the verifier left, as the decision reads it
+        after_verifier = decide(
+            TrustInputs(primary.output.confidence, threshold, on_low_confidence, verifier=verifier_signal)
+        ).after_verifier
+        calibration, in_bin = await _calibration(work.calibration, after_verifier, side)
 
     def decision_with(checks_passed: bool | None) -> Decision:
         return decide(
@@ -146,11 +149,10 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
 
 
 async def _calibration(
-    work: TrustedWorkSpec, predicted: float, side: SideCallContext
+    spec: CalibrationSpec, predicted: float, side: SideCallContext
 ) -> tuple[CalibrationSignal | None, dict[str, Any] | None]:
     """The bin of this step's bucket that `predicted` falls in, estimated from its marked history."""
-    spec = work.calibration
-    if spec is None or side.calibration is None or side.bucket is None or side.stage != "production":
+    if side.calibration is None or side.bucket is None or side.stage != "production":
         return None, None
     settings = side.calibration_settings
     within = Bin.of(predicted, settings.bin_width)
