@@ -108,7 +108,7 @@ class Auth:
         for token in self._tokens:
             if hmac.compare_digest(token.token.encode(), given.encode()):
                 found = token
-        return found if given.strip() else None
+        return found
 
     def fingerprint(self, token: TokenSpec) -> str:
         """What a session remembers of its token: rotating the token changes it (and ends the session)."""
