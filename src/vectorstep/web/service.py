@@ -195,9 +195,10 @@ class Service:
         now = self.clock.now()
         unattended = await self.runs.unattended(RunStatus.RUNNING, now, limit=10_000)
         left: dict[str, str | None] = dict.fromkeys(unattended)  # run id → the gone holder to take it from
-        for run_id, owner in await self.runs.leases(RunStatus.RUNNING, now):
-            if owner != self.owner and holder_is_gone(owner):
-                left[run_id] = owner
+        leased = await self.runs.leases(RunStatus.RUNNING, now)
+        # Asked once per holder, not per run: each question is a signal and a /proc read.
+        gone_holders = {owner for owner in {owner for _, owner in leased} - {self.owner} if holder_is_gone(owner)}
+        left.update((run_id, owner) for run_id, owner in leased if owner in gone_holders)
         for run_id, gone in left.items():
             lease = now + timedelta(seconds=LEASE_SECONDS)
             taken = (
