@@ -55,16 +55,17 @@ async def history(service: Service, labels: list[str]) -> RunRecord:
 
 
 @pytest.mark.parametrize(
-    ("labels", "outcome", "validated"),
+    ("labels", "outcome", "validated", "wilson"),
+    # The lower end of the one-sided 90% Wilson interval, worked by hand: z = 1.2816.
     [
-        (["correct"] * 12 + ["incorrect"] * 8, RunStatus.ESCALATED, True),  # says 0.9, right 60% of the time
-        (["correct"] * 20, RunStatus.COMPLETED, True),  # says 0.9 and is
-        (["correct"] * 10, RunStatus.ESCALATED, False),  # too few marks: on_uncalibrated escalates
+        (["correct"] * 12 + ["incorrect"] * 8, RunStatus.ESCALATED, True, 0.457243),  # says 0.9, right 60% of the time
+        (["correct"] * 20, RunStatus.COMPLETED, True, 0.924113),  # says 0.9 and is
+        (["correct"] * 10, RunStatus.ESCALATED, False, 0.858931),  # too few marks: on_uncalibrated escalates
     ],
     ids=["over-confident", "well-calibrated", "not-enough-history"],
 )
 async def test_enforced_calibration_replaces_the_stated_confidence(
-    tmp_path: Path, labels: list[str], outcome: RunStatus, validated: bool
+    tmp_path: Path, labels: list[str], outcome: RunStatus, validated: bool, wilson: float
 ) -> None:
     service = Service(load_settings(calibrated_project(tmp_path).config))
     await upgrade(service.database)
@@ -75,11 +76,10 @@ async def test_enforced_calibration_replaces_the_stated_confidence(
         await service.database.dispose()
     (step,) = run.steps
     report: dict[str, Any] = step.trust_report["calibration"]  # type: ignore[index]
-    expected = estimate([{"correct": 1.0, "incorrect": 0.0}[label] for label in labels], 20, "lower_bound")
     assert run.status is outcome and step.confidence == 0.9
     assert report["n"] == len(labels) and report["bin"] == [0.9, 1.0] and report["validated"] is validated
-    assert report["estimator"] == "lower_bound" and report["estimate"] == expected.estimate
-    assert step.combined_trust == (expected.estimate if validated else 0.0)
+    assert report["estimator"] == "lower_bound" and report["estimate"] == pytest.approx(wilson, abs=1e-6)
+    assert step.combined_trust == (pytest.approx(wilson, abs=1e-6) if validated else 0.0)
     operations = [entry["operation"] for entry in step.trust_report["derivation"]]  # type: ignore[index]
     assert "calibration" in operations
 
