@@ -10,11 +10,7 @@ from vectorstep.domain.approvals import Approval, ApprovalRequest, ApprovalStatu
 
 
 class RunParked(Exception):
-    """Raised in the service when a run must wait for a person: it is put aside, not polled."""
-
-    def __init__(self, approval: Approval) -> None:
-        super().__init__(f"waiting for approval {approval.id}")
-        self.approval = approval
+    """Raised in the service when a run must wait (for a person): it is put aside, not polled."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +26,7 @@ class HumanGate:
         if approval.status is ApprovalStatus.PENDING:
             await self.waiting(approval)
             if self.park:
-                raise RunParked(approval)
+                raise RunParked(f"waiting for approval {approval.id}")
             approval = await self.desk.wait(approval, self.interaction)
             await self.resumed(approval)
         return approval

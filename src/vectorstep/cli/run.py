@@ -11,7 +11,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,10 +99,17 @@ class Session:
     progress: Progress
 
     async def run(self, loaded: LoadedPipeline, context: NormalisedContext) -> RunRecord:
-        return await self.engine.run(loaded.spec, context, on_trace=self.progress.trace)
+        record = await self.engine.run(loaded.spec, context, on_trace=self.progress.trace)
+        return await self._with_children(record)
+
+    async def _with_children(self, record: RunRecord) -> RunRecord:
+        """The sub-pipeline runs it started, as recorded (they are runs of their own)."""
+        if not any(step.executor == "pipeline" for step in record.steps):
+            return record
+        return replace(record, children=(await self.runs.get_run(record.run_id)).children)
 
     async def resume(self, point: ResumePoint) -> RunRecord:
-        return await self.engine.resume(point, on_trace=self.progress.trace)
+        return await self._with_children(await self.engine.resume(point, on_trace=self.progress.trace))
 
 
 @asynccontextmanager
@@ -126,6 +133,7 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
             approvals=approvals,
             interaction=ask_at_terminal if interactive else None,
             calibration=CalibrationRepository(runs.database),
+            runs=runs,
         ) as engine:
             yield Session(engine, runs, approvals, owner, progress)
     finally:

@@ -30,6 +30,7 @@ def print_run(run: RunRecord, out: Output, *, show_log: bool = False) -> None:
         f"status: {run.status.value}" + (f" — {run.error}" if run.error else ""),
         style=STATUS_STYLES.get(run.status.value),
     )
+    _print_links(run, out)
     for step in run.steps:
         if step.output and step.status.value != "skipped":
             out.line(f"  {step.name}: {step.output.get('summary', '')}")
@@ -45,3 +46,11 @@ def print_run(run: RunRecord, out: Output, *, show_log: bool = False) -> None:
         out.line("log:", style="bold")
         for entry in run.log:
             out.line(f"  {entry.ts.strftime('%H:%M:%S.%f')[:-3]} {entry.level:<7} {entry.message}")
+
+
+def _print_links(run: RunRecord, out: Output) -> None:
+    """The runs this one is linked to by `executor: pipeline`: its parent, and the children it started."""
+    if run.parent_run_id:
+        out.line(f"the sub-pipeline of run {run.parent_run_id} (its step {run.parent_step or '?'})")
+    for child in run.children:
+        out.line(f"  {child.step}: sub-pipeline run {child.run_id} ({child.pipeline}, {child.status})")

@@ -14,7 +14,13 @@ from vectorstep.engine.services import EXECUTOR_CAPABILITIES
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.spec.agent_files import load_agent
 from vectorstep.spec.pipelines import load_library_step, load_pipeline, yaml_files
-from vectorstep.spec.project import check_agents, check_references, load_project, shell_warnings
+from vectorstep.spec.project import (
+    check_agents,
+    check_references,
+    check_sub_pipelines,
+    load_project,
+    shell_warnings,
+)
 from vectorstep.spec.settings import CONFIG_FILE, Settings, find_config, load_settings
 
 
@@ -69,6 +75,8 @@ def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]
                 for warning in shell_warnings(loaded):
                     Output(stderr=True).line(str(warning), style="yellow")
                 problems.extend(check_references(loaded, project.agents, settings))
+                pipelines = {**project.pipelines, loaded.spec.name: loaded}
+                problems.extend(check_sub_pipelines(loaded, pipelines, settings))
                 problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
         except ConfigError as error:
             problems.extend(error.problems)

@@ -57,6 +57,15 @@ class RunWaiting:
 
 
 @dataclass(frozen=True)
+class RunWaitingOnChild:
+    """The run now waits for its sub-pipeline run, which waits itself: `waiting` until the child ends."""
+
+    run_id: str
+    child_run_id: str
+    log: LogEntry
+
+
+@dataclass(frozen=True)
 class RunResumed:
     run_id: str
     log: LogEntry
@@ -84,7 +93,17 @@ class RunFinished:
     log: LogEntry
 
 
-RunEvent = RunStarted | StepStarted | StepFinished | RunLogged | RunWaiting | RunResumed | RunDetached | RunFinished
+RunEvent = (
+    RunStarted
+    | StepStarted
+    | StepFinished
+    | RunLogged
+    | RunWaiting
+    | RunWaitingOnChild
+    | RunResumed
+    | RunDetached
+    | RunFinished
+)
 
 
 class RunObserver(Protocol):

@@ -142,6 +142,19 @@ class DedupRule:
 
 
 @dataclass(frozen=True)
+class RunLink:
+    """Another run this one is linked to (a sub-pipeline run), as lists and pages show it."""
+
+    run_id: str
+    pipeline: str
+    status: str
+    step: str | None = None  # the parent's step that started it
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "pipeline": self.pipeline, "status": self.status, "step": self.step}
+
+
+@dataclass(frozen=True)
 class RunRecord:
     run_id: str
     pipeline: str
@@ -161,11 +174,16 @@ class RunRecord:
     spec: Mapping[str, Any] | None = field(default=None, repr=False)  # the pipeline as it ran
     dedup: DedupRule | None = field(default=None, repr=False)
     parent_run_id: str | None = None
+    parent_step: str | None = None  # the parent's step that runs this one (`executor: pipeline`)
+    children: Sequence[RunLink] = ()  # the sub-pipeline runs this run started
 
     def as_json(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "pipeline": self.pipeline,
+            "parent_run_id": self.parent_run_id,
+            "parent_step": self.parent_step,
+            "children": [child.as_json() for child in self.children],
             "status": self.status.value,
             "stage": self.stage,
             "team": self.team,

@@ -20,6 +20,9 @@ class RunStatus(StrEnum):
         return self not in (RunStatus.RUNNING, RunStatus.WAITING)
 
 
+RUN_ENDED = tuple(status for status in RunStatus if status.is_terminal)
+
+
 class StepStatus(StrEnum):
     COMPLETED = "completed"
     STOPPED = "stopped"

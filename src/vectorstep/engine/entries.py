@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from vectorstep.domain.records import StepRecord
 from vectorstep.domain.status import StepStatus
+from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.steps import FanOutItem, ParallelItem, PipelineItem
 
 
@@ -47,3 +48,9 @@ def step_summary(record: StepRecord) -> str:
     if record.error:
         parts.append(f"{record.error_kind}: {record.error}")
     return "; ".join(parts)
+
+
+def step_index(pipeline: PipelineSpec, step: str) -> int:
+    """The entry of `steps:` that holds `step` (a step, or a branch `group/branch` of a group)."""
+    group = step.split("/", 1)[0]
+    return next(index for index, item in enumerate(pipeline.steps) if entry(item).name in (step, group))

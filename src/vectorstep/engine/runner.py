@@ -33,6 +33,7 @@ from vectorstep.domain.events import (
     RunResumed,
     RunStarted,
     RunWaiting,
+    RunWaitingOnChild,
     StepFinished,
     StepStarted,
 )
@@ -44,6 +45,7 @@ from vectorstep.engine.entries import entry, step_summary, why
 from vectorstep.engine.groups import evaluate_fan_out, evaluate_parallel
 from vectorstep.engine.outbound import Outbound, escalation_context
 from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
+from vectorstep.executors.pipeline import WaitingOnChild
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
@@ -136,8 +138,9 @@ class Runner:
         *,
         run_id: str | None = None,
         on_trace: RunTraceListener | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> RunRecord:
-        return await (await self.begin(pipeline, context, run_id=run_id, on_trace=on_trace))()
+        return await (await self.begin(pipeline, context, run_id=run_id, on_trace=on_trace, parent=parent))()
 
     async def begin(
         self,
@@ -147,10 +150,12 @@ class Runner:
         run_id: str | None = None,
         dedup: DedupRule | None = None,
         on_trace: RunTraceListener | None = None,
+        parent: tuple[str, str] | None = None,
     ) -> Callable[[], Awaitable[RunRecord]]:
         """Record the run (it exists once this returns) and give back what drives it to its end.
 
-        Raises DuplicateRunError when `dedup` finds the event already has a run.
+        Raises DuplicateRunError when `dedup` finds the event already has a run. `parent` (run id,
+        step): the run is that step's sub-pipeline run.
         """
         state = RunState(run_id or self._new_id(), pipeline, pipeline.stage, context)
         run = RunRecord(
@@ -164,8 +169,12 @@ class Runner:
             context=context.as_dict(),
             spec=spec_snapshot(pipeline),
             dedup=dedup,
+            parent_run_id=parent[0] if parent else None,
+            parent_step=parent[1] if parent else None,
         )
         message = f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})"
+        if parent:
+            message += f" as the sub-pipeline of run {parent[0]} (step {parent[1]})"
         await self._observers.notify(RunStarted(run, self._log(state.run_id, "run_started", message)))
         return lambda: self._drive(run, _Drive(state, _Totals(), on_trace), start=0)
 
@@ -182,11 +191,17 @@ class Runner:
         return await self._drive(run, _Drive(state, totals, on_trace, checkpoint), start=start)
 
     async def resume_interrupted(
-        self, run: RunRecord, start: int, *, on_trace: RunTraceListener | None = None
+        self,
+        run: RunRecord,
+        start: int,
+        *,
+        on_trace: RunTraceListener | None = None,
+        reason: str = "resumed after the process driving it stopped (durable: resume)",
     ) -> RunRecord:
-        """Continue a run whose process stopped, at item `start` (which runs again from its start)."""
+        """Continue a run whose process stopped (or that waited on its sub-pipeline run), at item
+        `start` (which runs again from its start)."""
         state, totals = _restored(run)
-        message = "resumed after the process driving it stopped (durable: resume)"
+        message = reason
         if start < len(state.pipeline.steps):
             message += f"; {entry(state.pipeline.steps[start]).name} runs again from its start"
         await self._observers.notify(
@@ -213,6 +228,11 @@ class Runner:
         except asyncio.CancelledError:
             await asyncio.shield(self._stopped(run.run_id, drive.totals))
             raise
+        except WaitingOnChild as parked:  # its child waits: the parent continues once the child has ended
+            message = f"waiting for its sub-pipeline run {parked.child_run_id}; it holds no worker meanwhile"
+            log_entry = self._log(run.run_id, "run_waiting", message)
+            await self._observers.notify(RunWaitingOnChild(run.run_id, parked.child_run_id, log_entry))
+            return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except RunParked:  # it waits for a person without holding anything; a resumer continues it
             await self._stopped(run.run_id, drive.totals)
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})

@@ -14,12 +14,14 @@ from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import Observers, RunObserver
 from vectorstep.domain.execution import ExecutorCapabilities
 from vectorstep.domain.records import ResumePoint, RunRecord
+from vectorstep.engine.children import Children, RunLookup
 from vectorstep.engine.outbound import Outbound
 from vectorstep.engine.runner import Runner, RunTraceListener
 from vectorstep.errors import ConfigError
 from vectorstep.executors.gateway import GatewayExecutor
 from vectorstep.executors.human import HumanExecutor
 from vectorstep.executors.notify import NotifyExecutor
+from vectorstep.executors.pipeline import PipelineExecutor
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.executors.webhook import WebhookExecutor
 from vectorstep.runtime.embedded import EmbeddedRuntime
@@ -32,6 +34,7 @@ EXECUTOR_CAPABILITIES: Mapping[str, ExecutorCapabilities] = {
     "gateway": GatewayExecutor.capabilities,
     "human": HumanExecutor.capabilities,
     "notify": NotifyExecutor.capabilities,
+    "pipeline": PipelineExecutor.capabilities,
     "webhook": WebhookExecutor.capabilities,
 }
 
@@ -50,18 +53,22 @@ class Engine:
         interaction: Interaction | None = None,
         park: bool = False,
         calibration: CalibrationHistory | None = None,
+        runs: RunLookup | None = None,
     ) -> None:
+        """`runs`: where sub-pipeline runs are looked up, so a parent that continues finds its child."""
         self.project = project
         self.clock = clock or SystemClock()
         self.http = httpx.AsyncClient(follow_redirects=False)
         self.runtime = runtime or _runtime(project, self.clock)
         service = project.settings.spec
+        children = Children(lambda name: project.pipelines[name].spec if name in project.pipelines else None, runs)
         self.executors = ExecutorRegistry(
             {
                 "gateway": GatewayExecutor(self.runtime),
                 "human": HumanExecutor(),
                 "webhook": WebhookExecutor(self.http),
                 "notify": NotifyExecutor(self.http),
+                "pipeline": PipelineExecutor(children),
             }
         )
         self.desk = (
@@ -83,6 +90,7 @@ class Engine:
             calibration=calibration,
             calibration_settings=service.calibration,
         )
+        children.start = self.runner.run
 
     async def run(
         self, pipeline: PipelineSpec, context: NormalisedContext, *, on_trace: RunTraceListener | None = None

@@ -67,7 +67,9 @@ class NotifyConfig(_ExecutorConfig):
 class PipelineConfig(_ExecutorConfig):
     executor: Literal["pipeline"] = Field(default="pipeline", exclude=True, repr=False)
     pipeline: str = Field(min_length=1)
-    payload: dict[str, Any] = Field(default_factory=dict)
+    # Overrides of the child's context: each string is a template rendered against the parent step's
+    # context; scalar fields replace the parent's, `labels` and `metadata` merge key by key.
+    context: dict[str, Any] = Field(default_factory=dict)
 
 
 ExecutorConfig = Annotated[

@@ -23,6 +23,7 @@ from vectorstep.spec.settings import Settings
 from vectorstep.spec.shell_lint import interpolation_hazards
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, TrustedWorkSpec
+from vectorstep.spec.sub_pipelines import sub_pipeline_problems
 from vectorstep.spec.trust_blocks import ShellCheckSpec
 
 
@@ -59,6 +60,7 @@ class Project:
     def problems_for(self, loaded: LoadedPipeline) -> list[Problem]:
         """What stops this pipeline from running: bad references, and broken files of agents it uses."""
         problems = check_references(loaded, self.agents, self.settings)
+        problems += check_sub_pipelines(loaded, self.pipelines, self.settings)
         used = {config.agent for _, config in _gateway_configs(loaded.spec)}
         for problem in self.problems:
             if any(_inside(problem.file, self.settings.agents_dir / agent) for agent in used):
@@ -86,6 +88,7 @@ def load_project(settings: Settings, *, environ: Mapping[str, str] | None = None
         agents = {}  # a remote gateway runs its own agents; it answers `unknown_agent` for one it lacks
     for loaded in pipelines.values():
         problems.extend(check_references(loaded, agents, settings))
+        problems.extend(check_sub_pipelines(loaded, pipelines, settings))
     warnings = [*agent_warnings(agents), *(found for loaded in pipelines.values() for found in shell_warnings(loaded))]
     warnings += catch_all_warnings(list(pipelines.values()))
     return Project(settings, pipelines, library, agents, tuple(problems), tuple(warnings))
@@ -158,6 +161,12 @@ def check_references(
                 )
             )
     return problems
+
+
+def check_sub_pipelines(
+    loaded: LoadedPipeline, pipelines: Mapping[str, LoadedPipeline], settings: Settings
+) -> list[Problem]:
+    return sub_pipeline_problems(loaded, pipelines, _works, settings.spec.limits.max_pipeline_depth)
 
 
 def _works(spec: PipelineSpec) -> Iterator[tuple[KeyPath, TrustedWorkSpec]]:

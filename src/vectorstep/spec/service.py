@@ -86,6 +86,8 @@ class LimitsSpec(SpecModel):
     max_concurrent_runs: int = Field(default=10, ge=1)
     trace_tool_result_max_chars: int = Field(default=3000, ge=100)
     max_run_seconds: float | None = Field(default=None, gt=0)
+    # How deep `executor: pipeline` may nest: a parent, its child, the child's child, …
+    max_pipeline_depth: int = Field(default=5, ge=1, le=50)
 
 
 class ToolMatchSpec(SpecModel):

@@ -146,4 +146,6 @@ def run_record(row: RowMapping, steps: list[StepRecord], log: list[LogEntry]) ->
         steps=tuple(steps),
         log=tuple(log),
         spec=row.get("spec"),
+        parent_run_id=row.get("parent_run_id"),
+        parent_step=row.get("parent_step"),
     )

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, RowMapping, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
-from vectorstep.domain.status import RunStatus
+from vectorstep.domain.records import LogEntry, RunLink, RunRecord, StepRecord
+from vectorstep.domain.status import RUN_ENDED, RunStatus
 from vectorstep.errors import NotFoundError
 from vectorstep.store.database import Database
 from vectorstep.store.dedup import claim_dedup
@@ -59,6 +59,7 @@ class RunRepository:
                     updated_at=run.started_at,
                     spec=dict(run.spec) if run.spec is not None else None,
                     parent_run_id=run.parent_run_id,
+                    parent_step=run.parent_step,
                     lease_owner=lease[0] if lease else None,
                     lease_expires_at=lease[1] if lease else None,
                 )
@@ -170,6 +171,25 @@ class RunRepository:
         )
         return await self.database.read(lambda connection: [str(row[0]) for row in connection.execute(query)])
 
+    async def parents_to_continue(self, now: datetime, limit: int = 100) -> list[str]:
+        """Waiting runs nobody drives whose sub-pipeline run has ended while the step that started it
+        has not finished: the parent continues at that step, which reads the child's outcome."""
+        parent, child, steps = pipeline_runs.alias("parent"), pipeline_runs.alias("child"), pipeline_steps
+        step_done = (
+            select(steps.c.id).where(steps.c.run_id == parent.c.id, steps.c.step_name == child.c.parent_step).exists()
+        )
+        query = (
+            select(parent.c.id)
+            .distinct()
+            .join(child, child.c.parent_run_id == parent.c.id)
+            .where(parent.c.status == RunStatus.WAITING.value)
+            .where(or_(parent.c.lease_owner.is_(None), parent.c.lease_expires_at < now))
+            .where(child.c.status.in_([status.value for status in RUN_ENDED]))
+            .where(~step_done)
+            .limit(limit)
+        )
+        return await self.database.read(lambda connection: [str(row[0]) for row in connection.execute(query)])
+
     async def leases(self, status: RunStatus, now: datetime, limit: int = 10_000) -> list[tuple[str, str]]:
         """Runs in `status` whose lease has not run out, with its holder."""
         columns = pipeline_runs.c
@@ -225,7 +245,15 @@ class RunRepository:
                     .mappings()
                     .all()
                 )
-            return run_record(row, [step_record(step) for step in steps], [log_entry(entry) for entry in log_rows])
+            runs = pipeline_runs.c
+            children = connection.execute(
+                select(runs.id, runs.pipeline_name, runs.status, runs.parent_step)
+                .where(runs.parent_run_id == run_id)
+                .order_by(runs.started_at, runs.id)
+            ).all()
+            record = run_record(row, [step_record(step) for step in steps], [log_entry(entry) for entry in log_rows])
+            links = tuple(RunLink(child.id, child.pipeline_name, child.status, child.parent_step) for child in children)
+            return replace(record, children=links)
 
         found = await self.database.read(work)
         if found is None:

@@ -39,6 +39,7 @@ pipeline_runs = Table(
     Column("context", JSONDocument, nullable=False),
     Column("error", StorableText),
     Column("parent_run_id", String(64)),
+    Column("parent_step", String(200)),  # the step of the parent run that started this one
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
     Column("cost", Float),
@@ -51,6 +52,7 @@ pipeline_runs = Table(
     Index(None, "started_at"),
     Index(None, "status", "started_at"),
     Index(None, "pipeline_name", "started_at"),
+    Index(None, "parent_run_id"),
 )
 
 pipeline_steps = Table(

@@ -14,6 +14,7 @@ from vectorstep.domain.events import (
     RunResumed,
     RunStarted,
     RunWaiting,
+    RunWaitingOnChild,
     StepFinished,
     StepStarted,
 )
@@ -37,9 +38,11 @@ class StoreWriter:
             await self._runs.insert_step(event.record, event.log)
         elif isinstance(event, StepStarted | RunLogged):
             await self._runs.append_log(event.log)
-        elif isinstance(event, RunWaiting | RunResumed):
-            status = RunStatus.WAITING if isinstance(event, RunWaiting) else RunStatus.RUNNING
+        elif isinstance(event, RunWaiting | RunWaitingOnChild | RunResumed):
+            status = RunStatus.RUNNING if isinstance(event, RunResumed) else RunStatus.WAITING
             await self._runs.set_status(event.run_id, status, event.log)
+            if isinstance(event, RunWaitingOnChild):  # parked: whoever sees the child end continues it
+                await self._release(event.run_id)
         elif isinstance(event, RunDetached):
             await self._runs.append_log(event.log)
             await self._release(event.run_id)

@@ -22,6 +22,7 @@ from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecord
 from vectorstep.domain.status import RunStatus
+from vectorstep.engine.entries import step_index
 from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.recovery import STOPPED, Recovery, recovery
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
@@ -91,6 +92,7 @@ class Service:
             clock=self.clock,
             park=True,
             calibration=CalibrationRepository(self.database),
+            runs=self.runs,
         )
 
     async def start(self) -> None:
@@ -166,6 +168,7 @@ class Service:
             try:
                 await self._recover()
                 await self.resume_decided()
+                await self.resume_parents()
             except Exception:  # keep resuming the others; this one is retried next round
                 log.exception("resuming waiting runs failed")
 
@@ -175,7 +178,10 @@ class Service:
         for run_id in await self.runs.unattended(RunStatus.WAITING, now):
             if self.in_flight.full or self.in_flight.holds(run_id) or self.engine.desk is None:
                 continue
-            waiting_on = (await self.approvals.for_run(run_id))[-1]
+            asked = await self.approvals.for_run(run_id)
+            if not asked:
+                continue  # it waits for its sub-pipeline run (`resume_parents`)
+            waiting_on = asked[-1]
             waiting_on = await self.engine.desk.settle(waiting_on)
             if waiting_on.status is ApprovalStatus.PENDING:
                 continue
@@ -183,6 +189,26 @@ class Service:
                 continue
             point = ResumePoint(await self.runs.get_run(run_id), waiting_on)
             self.in_flight.start(run_id, lambda point=point: self.engine.resume(point))  # type: ignore[misc]
+
+    async def resume_parents(self) -> None:
+        """Continue every parked run whose sub-pipeline run has ended, at the step that started it."""
+        now = self.clock.now()
+        for run_id in await self.runs.parents_to_continue(now):
+            if self.in_flight.full or self.in_flight.holds(run_id):
+                continue
+            if not await self.runs.claim(run_id, self.owner, now + timedelta(seconds=LEASE_SECONDS), now):
+                continue
+            run = await self.runs.get_run(run_id)
+            done = {step.name for step in run.steps}
+            child = next(child for child in run.children if child.step not in done and child.status != "waiting")
+            start = step_index(spec_from_snapshot(run.spec or {}), child.step or "")
+            reason = f"resumed: its sub-pipeline run {child.run_id} ended {child.status}"
+            self.in_flight.start(
+                run_id,
+                lambda run=run, start=start, reason=reason: self.engine.runner.resume_interrupted(  # type: ignore[misc]
+                    run, start, reason=reason
+                ),
+            )
 
     async def _recover(self) -> None:
         """Runs a stopped process left `running` are settled: none is ever left hanging.

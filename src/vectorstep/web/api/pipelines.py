@@ -15,7 +15,7 @@ from vectorstep.engine.services import EXECUTOR_CAPABILITIES
 from vectorstep.errors import ConfigError, Problem
 from vectorstep.intake.generic import manual_context
 from vectorstep.spec.pipelines import LoadedPipeline, load_pipeline
-from vectorstep.spec.project import check_references
+from vectorstep.spec.project import check_references, check_sub_pipelines
 from vectorstep.spec.source import EnvironmentNames
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import Principal
@@ -98,6 +98,8 @@ async def validate_pipeline(
     else:
         settings = service.settings
         problems = check_references(loaded, service.project.agents, settings)
+        pipelines = {**service.project.pipelines, loaded.spec.name: loaded}
+        problems += check_sub_pipelines(loaded, pipelines, settings)
         problems += preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications)
         name = loaded.spec.name
     body_json = {"valid": not problems, "pipeline": name, "problems": [problem_json(p) for p in problems]}
