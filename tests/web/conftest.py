@@ -53,7 +53,8 @@ JUDGE_HALF = answer(
 
 def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
     """Pipelines: `incident` (production; a grounded, enforced step), `approve-me`, `garbled` (a judge that
-    answers nonsense), `sandbox` (testing) and `slow` (testing; a 1.5 s check, then a webhook with a secret)."""
+    answers nonsense), `sandbox` (testing), `umbrella` (testing; runs `sandbox` as its sub-pipeline) and
+    `slow` (testing; a 1.5 s check, then a webhook with a secret)."""
     project = ProjectDir(root)
     project.scripted_agent("triage", answer(0.8, "checkout is failing"))
     project.scripted_agent("investigator", *investigator_turns(), tools=["tools"])
@@ -122,6 +123,17 @@ def build_project(root: Path, database_url: str, **settings: Any) -> ProjectDir:
             "stage": "testing",
             "trigger": {"match": {"labels.service": "sandbox"}},
             "steps": [{"name": "only", "executor": "gateway", "executor_config": {"agent": "triage"}}],
+        },
+    )
+    project.pipeline(
+        "umbrella",
+        {
+            "name": "umbrella",
+            "stage": "testing",
+            "steps": [
+                {"name": "delegate", "executor": "pipeline", "executor_config": {"pipeline": "sandbox"}},
+                {"name": "after", "executor": "gateway", "executor_config": {"agent": "triage"}},
+            ],
         },
     )
     project.pipeline(

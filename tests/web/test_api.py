@@ -210,7 +210,7 @@ def test_an_approval_decided_over_the_api_resumes_the_run(live: LiveService) -> 
 def test_pipelines_are_listed_shown_without_secrets_and_run_by_hand(live: LiveService) -> None:
     with live.client() as client:
         listed = {pipeline["name"]: pipeline for pipeline in client.get("/api/pipelines").json()["pipelines"]}
-        assert set(listed) == {"incident", "approve-me", "garbled", "sandbox", "slow"}
+        assert set(listed) == {"incident", "approve-me", "garbled", "sandbox", "umbrella", "slow"}
         assert listed["sandbox"]["stage"] == "testing" and listed["incident"]["steps"] == 2
         shown = client.get("/api/pipelines/slow")
         assert shown.status_code == 200 and SECRET_HEADER not in shown.text

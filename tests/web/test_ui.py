@@ -171,6 +171,24 @@ def test_deciding_an_approval_in_the_ui_resumes_the_run(signed_in: Page, live: L
     assert approval["status"] == "approved" and approval["decided_by"] == "alice"
 
 
+def test_a_sub_pipeline_run_and_its_parent_link_to_each_other(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/api/pipelines/umbrella/run", json={"summary": "delegated"}).json()["run_id"]
+        parent = wait_for(client, run_id, until=("completed", "failed"))
+    assert parent["status"] == "completed", parent
+    (child,) = parent["children"]
+    page = signed_in
+    page.goto(f"/ui/runs/{run_id}")
+    link = page.get_by_test_id("child-run")
+    expect(link).to_contain_text(f"Sub-pipeline run {child['run_id'][:12]} of sandbox: completed")
+    expect(link).to_contain_text("its final combined trust 0.80")
+    link.get_by_role("link", name=child["run_id"][:12]).click()
+    expect(page.get_by_role("heading", name=re.compile("^sandbox"))).to_be_visible()
+    expect(page.get_by_test_id("parent-run")).to_have_text(f"Sub-pipeline of run {run_id[:12]} (its step delegate)")
+    page.get_by_test_id("parent-run").get_by_role("link").click()
+    expect(page.get_by_role("heading", name=re.compile("^umbrella"))).to_be_visible()
+
+
 def test_a_form_without_its_csrf_token_is_refused(signed_in: Page, live: LiveService) -> None:
     with live.client() as client:
         run_id = client.post("/api/pipelines/approve-me/run").json()["run_id"]
