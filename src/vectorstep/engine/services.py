@@ -21,6 +21,7 @@ from vectorstep.errors import ConfigError
 from vectorstep.executors.gateway import GatewayExecutor
 from vectorstep.executors.human import HumanExecutor
 from vectorstep.executors.notify import NotifyExecutor
+from vectorstep.executors.openclaw import OpenClawExecutor
 from vectorstep.executors.pipeline import PipelineExecutor
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.executors.webhook import WebhookExecutor
@@ -34,6 +35,7 @@ EXECUTOR_CAPABILITIES: Mapping[str, ExecutorCapabilities] = {
     "gateway": GatewayExecutor.capabilities,
     "human": HumanExecutor.capabilities,
     "notify": NotifyExecutor.capabilities,
+    "openclaw": OpenClawExecutor.capabilities,
     "pipeline": PipelineExecutor.capabilities,
     "webhook": WebhookExecutor.capabilities,
 }
@@ -68,6 +70,7 @@ class Engine:
                 "human": HumanExecutor(),
                 "webhook": WebhookExecutor(self.http),
                 "notify": NotifyExecutor(self.http),
+                "openclaw": OpenClawExecutor(service.executors.openclaw, project.settings.base_dir),
                 "pipeline": PipelineExecutor(children),
             }
         )

@@ -145,10 +145,11 @@ def _tool_entry(agent: AgentDefinition, server: str, fallback: int) -> int:
 def check_references(
     loaded: LoadedPipeline, agents: Mapping[str, AgentDefinition], settings: Settings
 ) -> list[Problem]:
-    """Agents named by steps, verifiers and judges exist (on the embedded runtime)."""
+    """Agents named by steps, verifiers and judges exist (on the embedded runtime), and an OpenClaw
+    gateway is configured when something runs on one."""
+    problems = _openclaw_problems(loaded, settings)
     if settings.spec.gateway.mode != "embedded":
-        return []  # a remote gateway has its own agents; it answers `unknown_agent` when asked
-    problems: list[Problem] = []
+        return problems  # a remote gateway has its own agents; it answers `unknown_agent` when asked
     for path, config in _gateway_configs(loaded.spec):
         if config.agent not in agents:
             location = loaded.source.locate((*path, "agent"))
@@ -167,6 +168,25 @@ def check_sub_pipelines(
     loaded: LoadedPipeline, pipelines: Mapping[str, LoadedPipeline], settings: Settings
 ) -> list[Problem]:
     return sub_pipeline_problems(loaded, pipelines, _works, settings.spec.limits.max_pipeline_depth)
+
+
+def _openclaw_problems(loaded: LoadedPipeline, settings: Settings) -> list[Problem]:
+    if settings.spec.executors.openclaw.url:
+        return []
+    problems = []
+    for path, work in _works(loaded.spec):
+        blocks: list[tuple[KeyPath, str | None]] = [(path, work.executor)]
+        if work.verifier is not None:
+            blocks.append(((*path, "verifier"), work.verifier.executor))
+        if work.grounding is not None:
+            blocks.append(((*path, "grounding"), work.grounding.executor))
+        for block, executor in blocks:
+            if executor == "openclaw":
+                key = (*block, "executor")
+                location = loaded.source.locate(key)
+                message = f"executor 'openclaw' needs `executors.openclaw.url` in the settings ({settings.source})"
+                problems.append(Problem(location.file, location.line, format_key_path(key), message))
+    return problems
 
 
 def _works(spec: PipelineSpec) -> Iterator[tuple[KeyPath, TrustedWorkSpec]]:

@@ -263,12 +263,28 @@ class IntakeSpec(SpecModel):
     alertmanager: AlertmanagerIntakeSpec = Field(default_factory=AlertmanagerIntakeSpec)
 
 
+class OpenClawSpec(SpecModel):
+    url: str | None = None  # ws://host:18789 (http(s):// is read as ws(s)://)
+    identity_dir: str = "~/.openclaw/identity"  # holds device.json and device-auth.json
+    token: str | None = None  # the gateway's token; else the operator token of device-auth.json
+    client_id: str = "gateway-client"
+    client_mode: str = "backend"
+    role: str = "operator"
+    scopes: list[str] = Field(default_factory=lambda: ["operator.read", "operator.write"])
+    connect_timeout_seconds: float = Field(default=10.0, gt=0)
+
+
+class ExecutorsSpec(SpecModel):
+    openclaw: OpenClawSpec = Field(default_factory=OpenClawSpec)
+
+
 class ServiceSpec(SpecModel):
     database: DatabaseSpec = Field(default_factory=DatabaseSpec)
     pipelines_dir: str = "./pipelines"
     steps_dir: str = "./steps"
     agents_dir: str = "./agents"
     gateway: GatewaySpec = Field(default_factory=GatewaySpec)
+    executors: ExecutorsSpec = Field(default_factory=ExecutorsSpec)
     providers: dict[str, ProviderSpec] = Field(default_factory=dict)
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
     python_tools: dict[str, list[str]] = Field(default_factory=dict)  # group → ["package.module:function", ...]
