@@ -59,6 +59,7 @@ class Outbound:
             title=f"[{state.pipeline.name}] {action}: step {context.get('step_name')} {context.get('status')}",
             text=text,
             data={"action": action, "run_id": state.run_id, "pipeline": state.pipeline.name, "stage": state.stage},
+            titled=not spec.template,
         )
         if state.stage == "testing":  # nothing leaves the process while a pipeline is being tried out
             await LogChannel().send(message)

@@ -43,6 +43,9 @@ class Message:
     text: str
     links: Mapping[str, str] = field(default_factory=dict)
     data: Mapping[str, Any] = field(default_factory=dict)  # structured fields, for webhooks
+    # A chat message opens with the title, unless the text was written whole by the user's own
+    # `template` (then it is the message, as written); an email keeps the title as its subject.
+    titled: bool = True
 
     def __post_init__(self) -> None:
         # A subject line is one line: a line break there would start a header of its own.
@@ -50,7 +53,7 @@ class Message:
         object.__setattr__(self, "text", deliverable(self.text))
 
     def plain(self) -> str:
-        lines = [self.title, "", self.text]
+        lines = [self.title, "", self.text] if self.titled else [self.text]
         lines += [f"{name}: {url}" for name, url in self.links.items()]
         return "\n".join(lines).strip()
 
@@ -86,7 +89,8 @@ class SlackChannel:
         self._client, self._spec, self._api = client, spec, spec.api_url.rstrip("/")
 
     async def send(self, message: Message) -> None:
-        text = f"*{message.title}*\n{message.text}" + "".join(
+        head = f"*{message.title}*\n" if message.titled else ""
+        text = f"{head}{message.text}" + "".join(
             f"\n<{url}|{name}>" for name, url in message.links.items()
         )
         if self._spec.webhook_url:
