@@ -60,10 +60,7 @@ def test_an_alert_runs_through_both_sub_pipelines_and_the_openclaw_step(
     investigation = child(root, parent["steps"][1]["output"]["child_run_id"], env)
     assert investigation["status"] == "completed"
     names = [step["name"] for step in investigation["steps"]]
-    assert names[:3] == ["evidence/logs", "evidence/metrics", "evidence"] or set(names[:2]) == {
-        "evidence/logs",
-        "evidence/metrics",
-    }
+    assert {"evidence/logs", "evidence/metrics", "evidence"} <= set(names)
     assert "per-pod/0" in names and "per-pod/1" in names and names[-1] == "summarise"
     assert investigation["steps"][-1]["prompt"].startswith("Summarise: 503 connection pool exhausted")
     logs = next(step for step in investigation["steps"] if step["name"] == "evidence/logs")
