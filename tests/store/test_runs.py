@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -137,6 +138,51 @@ async def test_run_ids_resolve_from_a_unique_prefix(runs: RunRepository) -> None
         await runs.resolve_run_id("zzz")
     with pytest.raises(NotFoundError):
         await runs.get_run("zzz")
+
+
+async def test_a_parked_parent_is_continued_only_once_its_child_at_the_current_step_has_ended(
+    runs: RunRepository,
+) -> None:
+    await runs.insert_run(run_record("parent"), log("parent", "x"))
+    await runs.insert_step(step_record("parent", "triage"), log("parent", "triage done"))
+    done_child = replace(run_record("child-1"), parent_run_id="parent", parent_step="triage")
+    await runs.insert_run(done_child, log("child-1", "x"))
+    await runs.finish_run(
+        "child-1",
+        status=RunStatus.COMPLETED,
+        finished_at=T0,
+        error=None,
+        input_tokens=0,
+        output_tokens=0,
+        cost=None,
+        log=log("child-1", "done"),
+    )
+    waiting_child = replace(run_record("child-2"), parent_run_id="parent", parent_step="diagnose")
+    await runs.insert_run(waiting_child, log("child-2", "x"))
+    await runs.set_status("child-2", RunStatus.WAITING, log("child-2", "waits"))
+    await runs.set_status("parent", RunStatus.WAITING, log("parent", "waits for child-2"))
+    later = T0 + timedelta(minutes=5)
+    # child-1 ended, but its step (triage) finished long ago; child-2, of the current step, still waits.
+    assert await runs.parents_to_continue(later) == []
+    await runs.finish_run(
+        "child-2",
+        status=RunStatus.ESCALATED,
+        finished_at=T0,
+        error="escalated",
+        input_tokens=0,
+        output_tokens=0,
+        cost=None,
+        log=log("child-2", "escalated"),
+    )
+    assert await runs.parents_to_continue(later) == ["parent"]
+    parent = await runs.get_run("parent")
+    assert [(link.run_id, link.step, link.status) for link in parent.children] == [
+        ("child-1", "triage", "completed"),
+        ("child-2", "diagnose", "escalated"),
+    ]
+    assert (await runs.get_run("child-2")).parent_run_id == "parent"
+    await runs.claim("parent", "someone", later + timedelta(seconds=30), later)
+    assert await runs.parents_to_continue(later) == []  # a live process holds it
 
 
 async def test_a_step_row_is_never_half_written(runs: RunRepository) -> None:
