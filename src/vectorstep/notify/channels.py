@@ -90,9 +90,7 @@ class SlackChannel:
 
     async def send(self, message: Message) -> None:
         head = f"*{message.title}*\n" if message.titled else ""
-        text = f"{head}{message.text}" + "".join(
-            f"\n<{url}|{name}>" for name, url in message.links.items()
-        )
+        text = f"{head}{message.text}" + "".join(f"\n<{url}|{name}>" for name, url in message.links.items())
         if self._spec.webhook_url:
             await _post(self._client, self._spec.webhook_url, {"text": text}, {}, "slack webhook")
             return
