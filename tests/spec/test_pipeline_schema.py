@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vectorstep.errors import ConfigError, Problem
-from vectorstep.spec.executor_config import GatewayConfig, NotifyConfig
+from vectorstep.spec.executor_config import GatewayConfig, NotifyConfig, PipelineConfig
 from vectorstep.spec.pipelines import load_pipeline, load_step_library
 from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec
 from vectorstep.spec.trust_blocks import HumanCheckSpec, ShellCheckSpec, WebhookCheckSpec
@@ -145,6 +145,9 @@ def test_every_key_of_the_schema_parses_into_typed_frozen_models(tmp_path: Path)
     assert isinstance(fan_out, FanOutItem) and fan_out.fan_out.as_ == "pod"
     assert fan_out.fan_out.grounding is not None and fan_out.fan_out.grounding.agent == "grounding-judge"
     assert isinstance(tell, StepSpec) and isinstance(tell.executor_config, NotifyConfig)
+    child = next(step for step in spec.steps if isinstance(step, StepSpec) and step.name == "child")
+    assert isinstance(child.executor_config, PipelineConfig)
+    assert child.executor_config.context == {"summary": "{{ summary }}"}  # `payload`, the older name of `context`
     with pytest.raises(ValueError, match="frozen"):
         triage.name = "renamed"  # type: ignore[misc]
 

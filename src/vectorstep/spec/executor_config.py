@@ -71,6 +71,16 @@ class PipelineConfig(_ExecutorConfig):
     # context; scalar fields replace the parent's, `labels` and `metadata` merge key by key.
     context: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _payload_is_context(cls, data: Any) -> Any:
+        # Files written for the existing VectorStep may call the overrides `payload`.
+        if isinstance(data, dict) and "payload" in data:
+            if "context" in data:
+                raise ValueError("give the child's context once: `context` (or its older name `payload`), not both")
+            return {**{key: value for key, value in data.items() if key != "payload"}, "context": data["payload"]}
+        return data
+
 
 ExecutorConfig = Annotated[
     GatewayConfig | OpenClawConfig | HumanConfig | WebhookConfig | NotifyConfig | PipelineConfig,
