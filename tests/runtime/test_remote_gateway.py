@@ -119,7 +119,7 @@ async def test_a_remote_turn_answers_like_an_embedded_one(gateway: tuple[ServedA
     ("token", "fields", "code", "message"),
     [
         pytest.param(
-            "wrong-token-wrong-token", {}, "unauthorized", "the gateway token is missing or wrong", id="token"
+            "wrong-token-wrong-token", {}, "unauthorized", "refused the connection: invalid operator token", id="token"
         ),
         pytest.param(TOKEN, {"agent": "nobody"}, "unknown_agent", "no agent 'nobody' on this gateway", id="agent"),
     ],
@@ -137,12 +137,12 @@ async def test_the_frames_of_a_turn(gateway: tuple[ServedApp, ProjectDir]) -> No
     served, _ = gateway
     async with connect(rpc_url(served.url)) as ws:
         challenge = json.loads(await ws.recv())
-        assert challenge["type"] == "event" and challenge["event"] == "connect.challenge"
+        assert challenge["type"] == "event" and challenge["event"] == "challenge"  # §13.2's name
         assert len(challenge["payload"]["nonce"]) == 32
         await ws.send(json.dumps({"type": "req", "id": "1", "method": "connect", "params": {"auth": {"token": TOKEN}}}))
         hello = json.loads(await ws.recv())
         assert hello == {"type": "res", "id": "1", "ok": True, "payload": hello["payload"]}
-        assert hello["payload"]["type"] == "hello-ok" and hello["payload"]["protocol"] == 3
+        assert hello["payload"]["protocol"] == 3
         bad = {"agentId": "investigator", "sessionKey": "agent:other:1", "message": "hi"}
         await ws.send(json.dumps({"type": "req", "id": "2", "method": "agent", "params": bad}))
         refused = json.loads(await ws.recv())
@@ -150,18 +150,30 @@ async def test_the_frames_of_a_turn(gateway: tuple[ServedApp, ProjectDir]) -> No
         good = {"agentId": "investigator", "sessionKey": "agent:investigator:1", "message": "hi"}
         await ws.send(json.dumps({"type": "req", "id": "3", "method": "agent", "params": good}))
         frames = []
-        while not frames or frames[-1].get("type") != "res" or frames[-1]["payload"].get("status") != "ok":
+        while not frames or frames[-1]["payload"].get("status") != "ok":
             frames.append(json.loads(await ws.recv()))
+    assert {(frame["type"], frame["id"], frame["ok"]) for frame in frames} == {("res", "3", True)}
     accepted, *events, final = frames
-    assert accepted["payload"]["status"] == "accepted" and accepted["id"] == "3"
-    assert {frame["event"] for frame in events} == {"trace_event"}
-    assert [frame["seq"] for frame in events] == sorted(frame["seq"] for frame in events)
+    assert accepted["payload"]["status"] == "accepted"
+    assert {frame["payload"]["status"] for frame in events} == {"trace_event"}
+    shaped = [frame["payload"]["event"] for frame in events]
+    assert [event["seq"] for event in shaped] == sorted(event["seq"] for event in shaped)
+    (call,) = [event for event in shaped if event["type"] == "tool_call"]
+    # Both dialects side by side: the existing gateways' `input`, and our `args` and `call_id`.
+    assert call["input"] == call["args"] == {"text": "5xx ratio 0.042 since deploy 8f3a91c"} and call["call_id"]
+    (model_call,) = [event for event in shaped if event["type"] == "llm_call" and "usage" in event][:1]
+    assert model_call["usage"] == {
+        "input_tokens": model_call["input_tokens"],
+        "output_tokens": model_call["output_tokens"],
+    }
     result = final["payload"]["result"]
     assert json.loads(result["payloads"][0]["text"])["summary"] == "5xx at 4.2% since deploy 8f3a91c"
     meta = result["meta"]
     assert meta["agentMeta"]["provider"] == "scripted" and len(meta["agentMeta"]["agentVersion"]) == 12
-    assert meta["agentMeta"]["usage"]["input"] > 0 and meta["durationMs"] > 0 and meta["stopReason"] == "stop"
-    assert [event["type"] for event in result["trace"]] == [frame["payload"]["event"]["type"] for frame in events]
+    usage = meta["agentMeta"]["usage"]
+    assert usage["input_tokens"] == usage["input"] > 0 and usage["output_tokens"] == usage["output"] > 0
+    assert meta["durationMs"] > 0 and meta["stopReason"] == "stop" and meta["aborted"] is False
+    assert [event["type"] for event in result["trace"]] == [event["type"] for event in shaped]
 
 
 async def test_a_client_that_disconnects_cancels_its_turn(gateway: tuple[ServedApp, ProjectDir]) -> None:
@@ -191,8 +203,9 @@ async def test_health_is_open_and_agents_need_the_token(gateway: tuple[ServedApp
         assert health["status"] == "ok" and health["agents"] == 3 and health["mode"] == "embedded"
         assert (await http.get("/agents")).status_code == 401
         listed = (await http.get("/agents", headers={"Authorization": f"Bearer {TOKEN}"})).json()["agents"]
-    assert [agent["id"] for agent in listed] == ["investigator", "judge", "sleeper"]
+    assert [agent["name"] for agent in listed] == ["investigator", "judge", "sleeper"]
     assert listed[0]["tools"] == ["tools"] and listed[0]["model"] == "scripted"
+    assert listed[0]["model_fallbacks"] == [] and len(listed[0]["version"]) == 12
 
 
 async def test_a_pipeline_records_the_same_run_in_embedded_and_remote_mode(

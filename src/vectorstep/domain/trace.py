@@ -32,6 +32,9 @@ class TraceEvent:
     input_tokens: int | None = None
     output_tokens: int | None = None
     stop_reason: str | None = None
+    # Set when a gateway's event was made whole on arrival: how its result was paired, if by guess.
+    note: str | None = None
+    capped_by: str | None = None  # `gateway`: an existing gateway capped the result; its length is unknown
 
     def as_dict(self) -> dict[str, Any]:
         # Hot path (every event of every step is stored): no deep copy; `args` is a fresh shallow dict.
@@ -47,7 +50,7 @@ class TraceEvent:
 
     @property
     def was_capped(self) -> bool:
-        return self.original_chars is not None
+        return self.original_chars is not None or self.capped_by is not None
 
 
 _FIELDS = tuple(TraceEvent.__dataclass_fields__)
@@ -65,9 +68,12 @@ def cap_text(text: str, max_chars: int) -> tuple[str, int | None]:
     return text[:max_chars] + marker, len(text)
 
 
+GATEWAY_CAP_MARKER = "… [truncated]"  # how existing gateways end a capped tool result
+
+
 def without_cap_marker(content: str) -> str:
     """A capped copy without the marker the runtime (ours, or an existing gateway's) put at its end."""
-    for marker in ("… [trace copy cut:", "… [truncated]"):
+    for marker in ("… [trace copy cut:", GATEWAY_CAP_MARKER):
         cut = content.rfind(marker)
         if cut != -1:
             return content[:cut]

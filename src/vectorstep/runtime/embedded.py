@@ -10,10 +10,11 @@ import asyncio
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vectorstep.clock import Clock, SystemClock
 from vectorstep.errors import AgentRuntimeError
+from vectorstep.runtime.mcp_servers import ToolInfo
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
 from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.runtime.toolbox import ToolHub
@@ -54,6 +55,12 @@ class EmbeddedRuntime:
 
     def health(self) -> dict[str, object]:
         return {"mode": "embedded", "tool_servers": self._hub.status()}
+
+    def tool_status(self) -> dict[str, dict[str, Any]]:
+        return self._hub.status()
+
+    async def tool_listing(self) -> dict[str, list[ToolInfo]]:
+        return await self._hub.listing()
 
     async def warm_up(self) -> None:
         """Load the model layer in a worker thread, so the first run does not pay for it."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,6 +20,7 @@ from websockets.exceptions import WebSocketException
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.errors import AgentRuntimeError, ExecutionDetails
 from vectorstep.runtime import remote_protocol as rpc
+from vectorstep.runtime.arrivals import Arrivals, MalformedEvent
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024  # a final answer carries whole tool results
@@ -55,9 +57,9 @@ class RemoteRuntime:
             ) from error
 
     async def _handshake(self, socket: ClientConnection) -> None:
-        first = json.loads(await socket.recv())
-        if first.get("type") != "event" or first.get("event") != rpc.CHALLENGE:
-            raise AgentRuntimeError(f"{self._url} did not open with a challenge", code="protocol_error")
+        first = self._frame(await socket.recv())
+        if first.get("type") != "event" or first.get("event") not in rpc.CHALLENGES:
+            raise self._broken(f"it did not open with a challenge but with {_shown(first)}")
         frame_id = f"c{next(self._ids)}"
         params = {
             "minProtocol": rpc.PROTOCOL,
@@ -66,11 +68,20 @@ class RemoteRuntime:
             "auth": {"token": self._token},
         }
         await socket.send(json.dumps(rpc.request(frame_id, "connect", params)))
-        answer = json.loads(await socket.recv())
+        answer = self._frame(await socket.recv())
+        if answer.get("type") != "res":
+            raise self._broken(f"it answered `connect` with {_shown(answer)}")
         if not answer.get("ok"):
-            error = answer.get("error") or {}
+            error: dict[str, Any] = answer["error"] if isinstance(answer.get("error"), dict) else {}
             raise AgentRuntimeError(
-                f"the gateway refused the connection: {error.get('message')}", code=str(error.get("code") or "refused")
+                f"the gateway refused the connection: {error.get('message') or 'no reason given'}",
+                code=str(error.get("code") or "unauthorized"),
+            )
+        protocol = (answer.get("payload") or {}).get("protocol") if isinstance(answer.get("payload"), dict) else None
+        if protocol != rpc.PROTOCOL:
+            raise AgentRuntimeError(
+                f"the gateway at {self._url} speaks protocol {protocol!r}; VectorStep speaks {rpc.PROTOCOL}",
+                code="protocol_error",
             )
 
     async def _turn(
@@ -78,25 +89,82 @@ class RemoteRuntime:
     ) -> AgentReply:
         frame_id = f"a{next(self._ids)}"
         await socket.send(json.dumps(rpc.request(frame_id, "agent", _params(request))))
+        arrivals = Arrivals()
         seen: list[TraceEvent] = []
+
+        def arrived(raw: Any) -> None:
+            try:
+                trace_event = arrivals.accept(raw)
+            except MalformedEvent as error:
+                raise self._broken(str(error)) from None
+            if trace_event is None:
+                return
+            seen.append(trace_event)
+            if on_event is not None:
+                on_event(trace_event)
+
         deadline = None if request.timeout_seconds is None else request.timeout_seconds + 30
-        async with asyncio.timeout(deadline):
-            while True:
-                frame: dict[str, Any] = json.loads(await socket.recv())
-                if frame.get("type") == "event" and frame.get("event") == rpc.TRACE_EVENT:
-                    trace_event = TraceEvent.from_dict((frame.get("payload") or {}).get("event") or {})
-                    seen.append(trace_event)
-                    if on_event is not None:
-                        on_event(trace_event)
-                    continue
-                if frame.get("type") != "res" or frame.get("id") != frame_id:
-                    continue
-                if not frame.get("ok"):
-                    raise _remote_error(frame.get("error") or {}, seen)
-                payload = frame.get("payload") or {}
-                if payload.get("status") == "accepted":
-                    continue
-                return rpc.reply_from_result(payload)
+        try:
+            return await asyncio.wait_for(self._frames(socket, frame_id, arrived, seen), deadline)
+        except TimeoutError:
+            raise AgentRuntimeError(
+                f"the gateway at {self._url} did not finish the turn within {deadline:g}s", code="timeout"
+            ) from None
+
+    async def _frames(
+        self, socket: ClientConnection, frame_id: str, arrived: Callable[[Any], None], seen: list[TraceEvent]
+    ) -> AgentReply:
+        """The frames of one `agent` request, until its final answer."""
+        while True:
+            frame = self._frame(await socket.recv())
+            kind = frame.get("type")
+            if kind == "event":  # our gateway's trace frames; other events are not for us
+                if frame.get("event") == rpc.TRACE_EVENT:
+                    arrived((frame.get("payload") or {}).get("event"))
+                continue
+            if kind != "res":
+                raise self._broken(f"it sent a frame of unknown type: {_shown(frame)}")
+            if frame.get("id") == frame_id:
+                reply = self._answer(frame, arrived, seen)
+                if reply is not None:
+                    return reply
+
+    def _answer(
+        self, frame: dict[str, Any], arrived: Callable[[Any], None], seen: list[TraceEvent]
+    ) -> AgentReply | None:
+        """A response to the request: the reply when it is the final one, None while the turn goes on."""
+        if not frame.get("ok"):
+            raise _remote_error(frame.get("error"), seen)
+        payload = frame.get("payload")
+        if not isinstance(payload, dict):
+            raise self._broken(f"it answered without a payload: {_shown(frame)}")
+        status = payload.get("status")
+        if status == "accepted":
+            return None
+        if status == rpc.TRACE_EVENT:  # the existing gateways' trace frames
+            arrived(payload.get("event"))
+            return None
+        if status != "ok":
+            raise self._broken(f"it answered with status {status!r}: {_shown(frame)}")
+        try:
+            return rpc.reply_from_result(payload, seen)
+        except rpc.ProtocolError as error:
+            trace = ExecutionDetails(trace=tuple(seen))
+            raise AgentRuntimeError(
+                f"the gateway at {self._url}: {error.message}", code=error.code, details=trace
+            ) from None
+
+    def _frame(self, raw: str | bytes) -> dict[str, Any]:
+        try:
+            frame = json.loads(raw)
+        except ValueError:
+            raise self._broken(f"it sent a frame that is not JSON: {str(raw)[:200]!r}") from None
+        if not isinstance(frame, dict):
+            raise self._broken(f"it sent a frame that is not an object: {str(raw)[:200]!r}")
+        return frame
+
+    def _broken(self, what: str) -> AgentRuntimeError:
+        return AgentRuntimeError(f"the gateway at {self._url} broke the protocol: {what}", code="protocol_error")
 
     def health(self) -> dict[str, object]:
         return {"mode": "remote", "url": self._url}
@@ -132,19 +200,25 @@ def _params(request: AgentRequest) -> dict[str, Any]:
     return params
 
 
-def _remote_error(error: dict[str, Any], seen: list[TraceEvent]) -> AgentRuntimeError:
-    details = error.get("details") or {}
-    trace = tuple(TraceEvent.from_dict(item) for item in details.get("trace") or []) or tuple(seen)
-    usage = details.get("usage") or {}
+def _remote_error(given: Any, seen: list[TraceEvent]) -> AgentRuntimeError:
+    """A failed run: our gateway sends a code and details; an existing one only `error.message`."""
+    error: dict[str, Any] = given if isinstance(given, dict) else {}
+    details: dict[str, Any] = error["details"] if isinstance(error.get("details"), dict) else {}
+    trace = tuple(TraceEvent.from_dict(item) for item in details.get("trace") or [] if isinstance(item, dict))
+    usage: dict[str, Any] = details["usage"] if isinstance(details.get("usage"), dict) else {}
     return AgentRuntimeError(
         str(error.get("message") or "the gateway reported an error"),
         code=str(error.get("code") or "runtime_error"),
         details=ExecutionDetails(
-            trace=trace,
+            trace=trace or tuple(seen),
             model=details.get("model"),
             provider=details.get("provider"),
             agent_version=details.get("agentVersion"),
-            input_tokens=int(usage.get("input") or 0),
-            output_tokens=int(usage.get("output") or 0),
+            input_tokens=int(usage.get("input") or usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output") or usage.get("output_tokens") or 0),
         ),
     )
+
+
+def _shown(frame: Any) -> str:
+    return json.dumps(frame, ensure_ascii=False)[:200]

@@ -1,25 +1,30 @@
-"""The WebSocket `/rpc` frame protocol of VectorStep gateways: frames, and agent replies to and from JSON.
+"""The WebSocket `/rpc` frame protocol of VectorStep gateways (SYSTEM.md §13.2): frames, and agent
+replies to and from JSON.
 
 Frames are JSON text: a request `{type: "req", id, method, params}`, its response
-`{type: "res", id, ok, payload | error}` and events `{type: "event", event, payload, seq}`.
-A connection opens with the gateway's `connect.challenge` event; the client answers with a
-`connect` request carrying `auth.token`; then each `agent` request gets an `accepted` response,
-`trace_event` events as the agent works, and a final response with the same id.
+`{type: "res", id, ok, payload | error}` and events `{type: "event", event, payload}`. A connection
+opens with the gateway's `challenge` event (OpenClaw's name, `connect.challenge`, is accepted too);
+the client answers with a `connect` request carrying `auth.token`; then each `agent` request gets an
+`accepted` response, a `trace_event` response per event as the agent works, and a final `ok`
+response, all with the request's id. What we send carries the existing gateways' fields (`input`,
+`usage.input_tokens`) and ours (`args`, `seq`, `ts`, `call_id`, per-model usage) side by side.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vectorstep.domain.execution import ModelUsage, Usage
 from vectorstep.domain.trace import TraceEvent
+from vectorstep.runtime.arrivals import Arrivals
 from vectorstep.runtime.protocol import AgentReply
 
 PROTOCOL = 3
-CHALLENGE = "connect.challenge"
+CHALLENGE = "challenge"
+CHALLENGES = ("challenge", "connect.challenge")
 TRACE_EVENT = "trace_event"
 
 
@@ -70,6 +75,19 @@ def parse_request(frame: Any) -> tuple[str, str, dict[str, Any]]:
 # -- agent replies ---------------------------------------------------------------------------------
 
 
+def dialect_event(trace_event: TraceEvent) -> dict[str, Any]:
+    """An event as both dialects read it: ours, plus `input` and `usage` of the existing gateways."""
+    shaped = trace_event.as_dict()
+    if trace_event.type == "tool_call":
+        shaped["input"] = dict(trace_event.args or {})
+    if trace_event.input_tokens is not None or trace_event.output_tokens is not None:
+        shaped["usage"] = {
+            "input_tokens": trace_event.input_tokens or 0,
+            "output_tokens": trace_event.output_tokens or 0,
+        }
+    return shaped
+
+
 def reply_result(run_id: str, reply: AgentReply) -> dict[str, Any]:
     """The final payload of an `agent` request."""
     return {
@@ -79,6 +97,7 @@ def reply_result(run_id: str, reply: AgentReply) -> dict[str, Any]:
             "payloads": [{"text": reply.text}],
             "meta": {
                 "durationMs": reply.duration_ms,
+                "aborted": False,
                 "agentMeta": {
                     "provider": reply.provider,
                     "model": reply.model,
@@ -88,34 +107,56 @@ def reply_result(run_id: str, reply: AgentReply) -> dict[str, Any]:
                 "stopReason": reply.stop_reason,
                 "truncated": reply.truncated,
             },
-            "trace": [item.as_dict() for item in reply.trace],
+            "trace": [dialect_event(item) for item in reply.trace],
             # Whole tool results (the trace holds capped copies): what a grounding judge reads.
             "fullToolResults": dict(reply.full_tool_results),
         },
     }
 
 
-def reply_from_result(payload: Mapping[str, Any]) -> AgentReply:
-    result = payload.get("result") or {}
-    meta = result.get("meta") or {}
-    agent_meta = meta.get("agentMeta") or {}
+def reply_from_result(payload: Mapping[str, Any], streamed: Sequence[TraceEvent] = ()) -> AgentReply:
+    """The reply in a final payload. Its trace: the result's own when every event in it is whole (our
+    gateway's), else the events as they streamed in, made whole on arrival (`arrivals`)."""
+    result = _mapping(payload.get("result"))
+    meta = _mapping(result.get("meta"))
+    agent_meta = _mapping(meta.get("agentMeta"))
+    if meta.get("aborted"):
+        raise ProtocolError("aborted", "the gateway aborted the run")
+    given = result.get("payloads")
+    payloads: list[Any] = given if isinstance(given, list) else []
     return AgentReply(
-        text="".join(str(part.get("text") or "") for part in result.get("payloads") or []),
-        trace=tuple(TraceEvent.from_dict(item) for item in result.get("trace") or []),
-        usage=usage_from_json(agent_meta.get("usage") or {}, str(agent_meta.get("model") or "")),
+        text="".join(str(part.get("text") or "") for part in payloads if isinstance(part, Mapping)),
+        trace=_trace(result.get("trace"), streamed),
+        usage=usage_from_json(_mapping(agent_meta.get("usage")), str(agent_meta.get("model") or "")),
         model=str(agent_meta.get("model") or ""),
         provider=str(agent_meta.get("provider") or ""),
         agent_version=str(agent_meta.get("agentVersion") or ""),
         duration_ms=float(meta.get("durationMs") or 0.0),
         stop_reason=meta.get("stopReason"),
         truncated=bool(meta.get("truncated")),
-        full_tool_results=dict(result.get("fullToolResults") or {}),
+        full_tool_results=dict(_mapping(result.get("fullToolResults"))),
     )
+
+
+def _trace(given: Any, streamed: Sequence[TraceEvent]) -> tuple[TraceEvent, ...]:
+    items = [item for item in given if isinstance(item, Mapping)] if isinstance(given, list) else []
+    if items and all(isinstance(item.get("seq"), int) and isinstance(item.get("ts"), str) for item in items):
+        return tuple(TraceEvent.from_dict(item) for item in items)
+    if streamed or not items:
+        return tuple(streamed)
+    arrivals = Arrivals()
+    return tuple(found for item in items if (found := arrivals.accept(item)) is not None)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
     by_model = usage.as_dict()
     return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
         "input": usage.input_tokens,
         "output": usage.output_tokens,
         "cacheRead": sum(model["cached_input_tokens"] for model in by_model.values()),
@@ -130,14 +171,22 @@ def usage_from_json(data: Mapping[str, Any], model: str) -> Usage:
         return Usage(
             {
                 name: ModelUsage(
-                    int(counts.get("input_tokens") or 0),
-                    int(counts.get("output_tokens") or 0),
-                    int(counts.get("requests") or 0),
-                    int(counts.get("cached_input_tokens") or 0),
+                    _count(counts.get("input_tokens")),
+                    _count(counts.get("output_tokens")),
+                    _count(counts.get("requests")),
+                    _count(counts.get("cached_input_tokens")),
                 )
                 for name, counts in by_model.items()
+                if isinstance(counts, Mapping)
             }
         )
-    # A gateway that reports totals only: they are booked on the model it names.
-    totals = ModelUsage(int(data.get("input") or 0), int(data.get("output") or 0), 1, int(data.get("cacheRead") or 0))
+    # A gateway that reports totals only (`input_tokens`/`output_tokens`, or our `input`/`output`):
+    # they are booked on the model it names.
+    given_input = data.get("input_tokens", data.get("input"))
+    given_output = data.get("output_tokens", data.get("output"))
+    totals = ModelUsage(_count(given_input), _count(given_output), 1, _count(data.get("cacheRead")))
     return Usage({model or "unknown": totals})
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -1,8 +1,10 @@
-"""`vectorstep gateway serve`: the agent runtime as its own service, over the WebSocket `/rpc` protocol.
+"""`vectorstep gateway serve`: the agent runtime as its own service, in the gateways' dialect (SYSTEM.md §13.2).
 
 Provider keys and MCP subprocesses live here, apart from the orchestrator. Every connection
 must answer the challenge with the gateway token (compared in constant time); each `agent`
-request runs one turn and streams its trace; a client that disconnects cancels its turns.
+request runs one turn and streams its trace; a client that disconnects cancels its turns. The
+REST routes existing services read (`/agents`, `/mcp/tools`, `/mcp/servers`) are served beside it,
+behind the token unless `gateway.rest_auth: none`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from vectorstep.domain.trace import TraceEvent
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime import remote_protocol as rpc
 from vectorstep.runtime.embedded import EmbeddedRuntime
+from vectorstep.runtime.gateway_rest import serve_rest_routes
 from vectorstep.runtime.protocol import AgentRequest, AgentRuntime
 from vectorstep.spec.agent_files import AgentDefinition, load_agents
 from vectorstep.spec.settings import Settings
@@ -39,7 +42,7 @@ INVALID_PAYLOAD = 1007  # text that is not JSON within bounds (too deep, NaN, ..
 
 
 def create_gateway_app(
-    settings: Settings, token: str, *, runtime: AgentRuntime | None = None, clock: Clock | None = None
+    settings: Settings, token: str, *, runtime: EmbeddedRuntime | None = None, clock: Clock | None = None
 ) -> FastAPI:
     if not token.strip() or token != token.strip():
         raise ValueError("the gateway token cannot be blank or surrounded by whitespace")
@@ -77,10 +80,7 @@ def create_gateway_app(
         if not given or not _same(given, token):
             raise HTTPException(401, detail="a valid gateway token is required", headers={"WWW-Authenticate": "Bearer"})
 
-    @app.get("/agents")
-    async def list_agents(request: Request) -> dict[str, Any]:
-        require_token(request)
-        return {"agents": [_describe(agent) for agent in sorted(agents.values(), key=lambda agent: agent.name)]}
+    serve_rest_routes(app, agents, served, settings.spec.gateway.rest_auth, require_token)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(request: Request) -> dict[str, Any]:
@@ -113,7 +113,6 @@ class Connection:
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._turns: set[asyncio.Task[None]] = set()
         self._all_turns = all_turns
-        self._seq = 0
 
     async def serve(self) -> None:
         writer = asyncio.create_task(self._write())
@@ -174,7 +173,7 @@ class Connection:
         given = params.get("auth")
         auth: dict[str, Any] = given if isinstance(given, dict) else {}
         if not _same(str(auth.get("token") or ""), self._token):
-            return await self._refuse(frame_id, "unauthorized", "the gateway token is missing or wrong")
+            return await self._refuse(frame_id, "unauthorized", "invalid operator token")
         self._send(
             rpc.response(
                 frame_id,
@@ -219,8 +218,12 @@ class Connection:
         self._send(rpc.response(frame_id, {"runId": run_id, "status": "accepted"}))
 
         def forward(trace_event: TraceEvent) -> None:
-            self._seq += 1
-            self._send(rpc.event(rpc.TRACE_EVENT, {"runId": run_id, "event": trace_event.as_dict()}, self._seq))
+            # In the dialect: a `res` frame of the request, status `trace_event` (our client reads both).
+            self._send(
+                rpc.response(
+                    frame_id, {"status": rpc.TRACE_EVENT, "runId": run_id, "event": rpc.dialect_event(trace_event)}
+                )
+            )
 
         try:
             reply = await self._runtime.run(request, forward)
@@ -282,17 +285,6 @@ def _error_details(error: AgentRuntimeError) -> dict[str, Any]:
         "provider": details.provider,
         "agentVersion": details.agent_version,
         "usage": {"input": details.input_tokens, "output": details.output_tokens},
-    }
-
-
-def _describe(agent: AgentDefinition) -> dict[str, Any]:
-    return {
-        "id": agent.name,
-        "model": agent.spec.model,
-        "modelFallbacks": list(agent.spec.model_fallbacks),
-        "agentVersion": agent.version,
-        "tools": sorted(agent.spec.tool_grants()),
-        "description": agent.spec.description,
     }
 
 

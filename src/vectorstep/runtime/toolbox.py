@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,8 @@ from vectorstep.runtime.mcp_servers import McpConnection, ToolInfo, ToolOutcome
 from vectorstep.runtime.python_tools import PythonToolGroup
 from vectorstep.runtime.tool_policy import ToolPolicy
 from vectorstep.spec.service import HttpServerSpec, StdioServerSpec
+
+log = logging.getLogger(__name__)
 
 SEPARATOR = "__"
 
@@ -44,6 +47,17 @@ class ToolHub:
 
     def connection(self, server: str) -> ToolSource | None:
         return self._connections.get(server)
+
+    async def listing(self) -> dict[str, list[ToolInfo]]:
+        """Every source's tools, starting those not started; one that cannot start lists none."""
+        listed: dict[str, list[ToolInfo]] = {}
+        for name, connection in self._connections.items():
+            try:
+                listed[name] = await connection.tools()
+            except ToolError as error:
+                log.warning("tool server %s lists no tools: %s", name, error)
+                listed[name] = []
+        return listed
 
     def status(self) -> dict[str, dict[str, Any]]:
         return {name: connection.status() for name, connection in self._connections.items()}

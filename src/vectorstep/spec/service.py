@@ -38,6 +38,9 @@ class GatewaySpec(SpecModel):
     mode: Literal["embedded", "remote"] = "embedded"
     url: str | None = None
     token: str | None = None
+    # `vectorstep gateway serve`: whether its REST routes (/agents, /mcp/...) need the token. Existing
+    # services send none; `none` is for a gateway on a private network.
+    rest_auth: Literal["token", "none"] = "token"
 
     @model_validator(mode="after")
     def _remote_needs_url(self) -> GatewaySpec:
