@@ -152,7 +152,10 @@ class GroundingOutcome:
         if not self.truncated_events:
             return None
         if self.cut_by_runtime:
-            return "executor_config.trace_max_chars (the runtime cut the trace), then grounding.max_trace_chars"
+            return (
+                "executor_config.trace_max_chars, or the gateway's limits.trace_tool_result_max_chars "
+                "(the runtime cut the trace), then grounding.max_trace_chars"
+            )
         return "grounding.max_trace_chars"
 
     @property

@@ -76,6 +76,8 @@ def build_transcript(
             if shown != source:
                 shortened.append((source, shown))
             status = "error" if event.is_error else "ok"
+            if runtime_cut:  # the judge must know the rest of this result exists and was not shown to it
+                status += ", cut by the gateway" if event.capped_by == "gateway" else ", cut by the runtime"
             of = f" of [{call_entry[event.call_id]}]" if event.call_id in call_entry else ""
             result_entries[len(entries) + 1] = event.call_id
             entries.append(f"[{len(entries) + 1}] result{of} {event.name} ({status}): {shown}")
