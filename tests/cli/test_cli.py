@@ -174,9 +174,27 @@ def test_the_demo_runs_offline_and_says_where_to_look(tmp_path: Path) -> None:
     assert "status: escalated — step propose-remediation escalated" in result.stdout
     assert "Where to look next" in result.stdout and "vectorstep runs show" in result.stdout
     assert (tmp_path / "vectorstep.db").exists()
-    listed = run_cli("runs", "list", "--json", cwd=tmp_path)
+    listed = run_cli("runs", "list", "--json", "--limit", "100", cwd=tmp_path)
     runs = json.loads(listed.stdout)
-    assert sorted(run["status"] for run in runs) == ["completed", "completed", "completed", "escalated", "escalated"]
+    scenarios = [run for run in runs if not run["pipeline"].startswith("calibration-")]
+    assert sorted(run["status"] for run in scenarios) == [
+        "completed",
+        "completed",
+        "completed",
+        "escalated",
+        "escalated",
+    ]
+    # Calibration: 20 marked runs of each agent, then one judged by that history.
+    judged = {run["pipeline"]: run for run in reversed(runs) if run["pipeline"].startswith("calibration-")}
+    assert len([run for run in runs if run["pipeline"] == "calibration-oversold"]) == 21
+    assert judged["calibration-oversold"]["status"] == "escalated"
+    assert judged["calibration-honest"]["status"] == "completed"
+    assert "(history: 20 production runs recorded and marked, 12 of them correct)" in result.stdout
+    shown_calibration = json.loads(run_cli("calibration", "show", "--json", cwd=tmp_path).stdout)
+    accuracy = {
+        entry["bucket"]["executor_agent"]: entry["report"]["bins"][0]["accuracy"] for entry in shown_calibration
+    }
+    assert accuracy == {"gateway:disk-sizer": 0.6, "gateway:disk-sizer-careful": 0.9}
     assert "Trust (enforced) — authorise-remediation" in result.stdout
     assert "Grounding is enforced: trust became min(0.90, G) = 0.50." in result.stdout
     shown = json.loads(run_cli("runs", "show", runs[-1]["run_id"], "--json", cwd=tmp_path).stdout)

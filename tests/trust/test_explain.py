@@ -101,5 +101,25 @@ def test_configuration_summary_names_the_veto_floor() -> None:
         "Verifier: critic (critic), veto with a veto floor of 0.60, runs always.",
         "Grounding: enforced (G caps trust), judge judge, 1500 characters per transcript entry.",
         "Deterministic checks: none.",
-        "Calibration: not enforced.",
+        "Calibration: none.",
     ]
+
+
+def test_configuration_summary_gives_the_calibration_settings_the_step_ran_with() -> None:
+    report = report_for(veto=True, enforce=True)
+    report["configuration"]["calibration"] = {  # type: ignore[index]
+        "enforce": True,
+        "on_uncalibrated": "escalate",
+        "n_min": 30,
+        "bin_width": 0.2,
+        "estimator": "lower_bound",
+        "confidence": 0.9,
+    }
+    assert configuration_summary(report)[-1] == (
+        "Calibration: enforced, bins of 0.2, validated at 30 marks, estimated by the Wilson lower bound; "
+        "an uncalibrated bin means escalate."
+    )
+    report["configuration"]["calibration"] = {"enforce": False, "on_uncalibrated": "proceed"}  # type: ignore[index]
+    assert (
+        configuration_summary(report)[-1] == "Calibration: not enforced; an uncalibrated bin means proceed."
+    )

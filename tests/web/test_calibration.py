@@ -126,9 +126,16 @@ async def test_calibration_show_lists_each_buckets_bins_and_says_when_an_agent_o
     other = run_cli("calibration", "show", "--step", "nope", cwd=project.root)
     (bucket,) = json.loads(shown.stdout)
     assert bucket["bucket"]["step"] == "assess" and bucket["bucket"]["executor_agent"] == "gateway:assessor"
-    assert [(row["bin"], row["n"], row["mean"], row["validated"]) for row in bucket["bins"]] == [
-        ([0.9, 1.0], 20, 0.6, True)  # the judged run at the end is not marked: not counted
+    report = bucket["report"]
+    assert [(row["low"], row["high"], row["n"], row["accuracy"], row["validated"]) for row in report["bins"]] == [
+        (0.9, 1.0, 20, 0.6, True)  # the judged run at the end is not marked: not counted
     ]
-    assert bucket["recommendations"] == ["says 0.9–1.0, right 60% of 20 times: trust it less or fix the prompt"]
-    assert "0.90–1.00" in plain.stdout and "→ says 0.9–1.0, right 60% of 20 times" in plain.stdout
+    assert report["ece"]["value"] == 0.3 and report["brier"]["value"] == 0.33
+    assert report["recommendations"] == [
+        "says 0.9, right 60% of 20 times: trust it less (enforce calibration or raise the threshold) or fix the prompt"
+    ]
+    assert "0.90–1.00" in plain.stdout and "→ says 0.9, right 60% of 20 times" in plain.stdout
+    assert "ECE 0.300" in plain.stdout and "S (self-report)" in plain.stdout
     assert other.stdout.startswith("no marked production history yet")
+    elsewhere = run_cli("calibration", "show", "--pipeline", "other", cwd=project.root)
+    assert elsewhere.stdout.startswith("no marked production history yet")

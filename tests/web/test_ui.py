@@ -189,6 +189,37 @@ def test_a_sub_pipeline_run_and_its_parent_link_to_each_other(signed_in: Page, l
     expect(page.get_by_role("heading", name=re.compile("^umbrella"))).to_be_visible()
 
 
+def test_the_calibration_page_draws_each_buckets_reliability_from_its_marks(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        for label in ("correct", "correct", "incorrect"):
+            run_id = client.post("/api/pipelines/incident/run", json={"summary": "checkout 5xx"}).json()["run_id"]
+            wait_for(client, run_id, until=("completed", "escalated", "failed", "aborted"))
+            marked = client.post(f"/api/runs/{run_id}/steps/triage/feedback", json={"label": label})
+            assert marked.status_code == 201
+        (bucket,) = client.get("/api/calibration", params={"step": "triage"}).json()["buckets"]
+    report = bucket["report"]
+    assert bucket["bucket"]["executor_agent"] == "gateway:triage" and report["n"] >= 3
+    page = signed_in
+    page.goto("/ui/calibration?step=triage")
+    section = page.locator("section.calibration")
+    expect(section).to_have_count(1)
+    expect(section.get_by_role("heading", level=2)).to_contain_text("triage")
+    expect(section).to_contain_text(f"{report['n']} marked steps")
+    diagram = section.get_by_role("img", name="Reliability of triage (gateway:triage)")
+    expect(diagram).to_be_visible()
+    counts = [f"n={row['n']}" for row in report["bins"]]
+    expect(diagram.locator("text.count")).to_have_text(counts)
+    # Too few marks to validate (n_min is 20): a hollow square, not a filled circle — shape, not colour.
+    expect(diagram.locator("rect.bin.unvalidated")).to_have_count(len(report["bins"]))
+    expect(diagram.locator("circle.bin")).to_have_count(0)
+    expect(section.get_by_test_id("scores")).to_contain_text(f"ECE {report['ece']['value']:.3f}")
+    signals = section.locator("table.signals tbody tr")
+    expect(signals).to_have_count(4)
+    expect(signals.first).to_contain_text("S — self-report")
+    page.goto("/ui/calibration?step=no-such-step")
+    expect(page.locator(".empty")).to_contain_text("No marked production history matches these filters yet")
+
+
 def test_a_form_without_its_csrf_token_is_refused(signed_in: Page, live: LiveService) -> None:
     with live.client() as client:
         run_id = client.post("/api/pipelines/approve-me/run").json()["run_id"]

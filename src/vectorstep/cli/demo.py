@@ -15,6 +15,7 @@ import click
 
 import vectorstep
 from vectorstep.cli.common import config_option, reports_errors, run_async, settings_from
+from vectorstep.cli.demo_history import generate_history
 from vectorstep.cli.output import STATUS_STYLES, Output
 from vectorstep.cli.run import read_context, runnable_pipeline, session
 from vectorstep.cli.show import print_run
@@ -32,6 +33,7 @@ class Scenario:
     pipeline: str
     payload: str
     expected: RunStatus
+    history: float | None = None  # first, 20 marked production runs right this share of the time
 
 
 SCENARIOS = (
@@ -64,6 +66,20 @@ SCENARIOS = (
         "deterministic-checks-step-context",
         "payloads/checkout-5xx.json",
         RunStatus.COMPLETED,
+    ),
+    Scenario(
+        "Calibration: an agent says 0.9, but people marked it right in only 12 of its last 20 runs",
+        "calibration-oversold",
+        "payloads/disk-full.json",
+        RunStatus.ESCALATED,
+        history=0.6,
+    ),
+    Scenario(
+        "The same 0.9 from an agent marked right in 18 of its last 20 runs",
+        "calibration-honest",
+        "payloads/disk-full.json",
+        RunStatus.COMPLETED,
+        history=0.9,
     ),
 )
 SERVICE_ENV = "VECTORSTEP_DEMO_SERVICE"
@@ -132,6 +148,11 @@ def _play(out: Output, samples: Path, settings: Settings, database_url: str) -> 
             for number, (scenario, loaded, context) in enumerate(jobs, start=1):
                 out.line()
                 out.line(f"{number}/{len(SCENARIOS)}  {scenario.title}", style="bold cyan")
+                if scenario.history is not None:
+                    right = await generate_history(project, active.runs, loaded, context, accuracy=scenario.history)
+                    out.line(
+                        f"  (history: 20 production runs recorded and marked, {right} of them correct)", style="dim"
+                    )
                 record = await active.run(loaded, context)
                 print_run(record, out)
                 for step in record.steps:
@@ -174,6 +195,11 @@ def _next_steps(out: Output, samples: Path, records: list[RunRecord]) -> None:
         (f"vectorstep runs show {example}", "one run: its steps, trust and log"),
         (f"vectorstep runs show {example} --json", "the whole record, with each agent's tool calls"),
         ("vectorstep serve", "the same runs in the browser, Trust panels and all: http://127.0.0.1:8080/ui/"),
+        (
+            "vectorstep calibration show",
+            "each agent's track record: reliability per bin, ECE, Brier, which signal predicts",
+        ),
+        ("  …/ui/calibration", "the same as reliability diagrams, in the browser"),
         (f"{samples / 'pipelines'}/", "the pipeline; agents/ holds the scripted agents"),
         (f"vectorstep run checkout-5xx --config {samples / 'vectorstep.yaml'} --payload <file>", "your own alert"),
     ]

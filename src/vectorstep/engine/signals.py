@@ -136,7 +136,9 @@ async def assess(  # noqa: PLR0917 - the step's work, its answer, its gate and w
     decision = decision_with(all(check.passed for check in checks) if checks is not None else None)
     report = None
     if needs_report(work):
-        configuration = step_configuration(work, threshold, on_low_confidence, gated_by_group=not gated)
+        configuration = step_configuration(
+            work, threshold, on_low_confidence, gated_by_group=not gated, calibration=side.calibration_settings
+        )
         report = build_report(
             decision,
             configuration,

@@ -11,6 +11,8 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, select
 
 from vectorstep.domain.calibration import Bucket
+from vectorstep.domain.calibration_report import BucketReport, LabelledStep, bucket_report
+from vectorstep.spec.service import CalibrationSettingsSpec
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
@@ -21,8 +23,40 @@ class CalibrationRepository:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    async def buckets(self, *, step: str | None = None, agent: str | None = None) -> list[Bucket]:
-        """The buckets of production steps (gateway agents), optionally of one step or agent."""
+    async def reports(
+        self,
+        settings: CalibrationSettingsSpec,
+        *,
+        step: str | None = None,
+        agent: str | None = None,
+        pipeline: str | None = None,
+        teams: tuple[str, ...] | None = None,
+    ) -> list[tuple[Bucket, BucketReport]]:
+        """Each bucket with marked history (of `teams` only, when given), measured."""
+        found = []
+        for bucket in await self.buckets(step=step, agent=agent, pipeline=pipeline, teams=teams):
+            team_runs = [] if teams is None else [pipeline_runs.c.team.in_(teams)]
+            labelled = await self.history(bucket, *team_runs)
+            if labelled:
+                report = bucket_report(
+                    labelled,
+                    bin_width=settings.bin_width,
+                    n_min=settings.n_min,
+                    estimator=settings.estimator,
+                    confidence=settings.confidence,
+                )
+                found.append((bucket, report))
+        return found
+
+    async def buckets(
+        self,
+        *,
+        step: str | None = None,
+        agent: str | None = None,
+        pipeline: str | None = None,
+        teams: tuple[str, ...] | None = None,
+    ) -> list[Bucket]:
+        """The buckets of production steps, optionally of one step, agent, pipeline or set of teams."""
         steps, runs = pipeline_steps.c, pipeline_runs.c
         keys = (
             steps.step_name,
@@ -44,6 +78,10 @@ class CalibrationRepository:
             query = query.where(steps.step_name == step)
         if agent is not None:
             query = query.where(steps.agent == agent)
+        if pipeline is not None:
+            query = query.where(runs.pipeline_name == pipeline)
+        if teams is not None:
+            query = query.where(runs.team.in_(teams))
 
         def work(connection: Connection) -> list[Bucket]:
             return [
@@ -54,12 +92,26 @@ class CalibrationRepository:
         return await self.database.read(work)
 
     async def labels(self, bucket: Bucket, low: float, high: float) -> list[float]:
+        in_bin = pipeline_steps.c.effective_confidence >= low
+        if high < 1.0:
+            in_bin = and_(in_bin, pipeline_steps.c.effective_confidence < high)
+        return [step.label for step in await self.history(bucket, in_bin)]
+
+    async def history(self, bucket: Bucket, *where: Any) -> list[LabelledStep]:
+        """The bucket's labelled production steps (optionally narrowed by `where`), oldest first."""
         steps, runs = pipeline_steps.c, pipeline_runs.c
         executor, _, agent = bucket.executor_agent.partition(":")
-        in_bin = steps.effective_confidence >= low
-        in_bin = and_(in_bin, steps.effective_confidence < high) if high < 1.0 else in_bin
         query = (
-            select(steps.run_id, steps.step_name, steps.deterministic_passed)
+            select(
+                steps.run_id,
+                steps.step_name,
+                steps.deterministic_passed,
+                steps.effective_confidence,
+                steps.primary_confidence,
+                steps.verifier_confidence,
+                steps.grounding_score,
+                steps.combined_trust,
+            )
             .join(pipeline_runs, runs.id == steps.run_id)
             .where(
                 runs.stage == "production",
@@ -70,18 +122,20 @@ class CalibrationRepository:
                 _same(steps.provider, bucket.provider),
                 _same(steps.prompt_hash, bucket.prompt_hash),
                 _same(steps.agent_version, bucket.agent_version),
-                in_bin,
+                steps.effective_confidence.is_not(None),
+                *where,
             )
+            .order_by(steps.id)
         )
 
-        def work(connection: Connection) -> list[float]:
+        def work(connection: Connection) -> list[LabelledStep]:
             found = connection.execute(query).all()
             if not found:
                 return []
             run_ids = {row.run_id for row in found}
             own = _latest(connection, step_feedback, run_ids, with_step=True)
             of_run = _latest(connection, run_feedback, run_ids, with_step=False)
-            labels: list[float] = []
+            labelled: list[LabelledStep] = []
             for row in found:
                 label = own.get((row.run_id, row.step_name))
                 if label is None and row.deterministic_passed is False:
@@ -89,8 +143,17 @@ class CalibrationRepository:
                 if label is None:
                     label = of_run.get((row.run_id, None))
                 if label is not None:
-                    labels.append(label)
-            return labels
+                    labelled.append(
+                        LabelledStep(
+                            predicted=row.effective_confidence,
+                            label=label,
+                            self_reported=row.primary_confidence,
+                            verifier=row.verifier_confidence,
+                            grounding=row.grounding_score,
+                            combined_trust=row.combined_trust,
+                        )
+                    )
+            return labelled
 
         return await self.database.read(work)
 

@@ -215,8 +215,16 @@ def configuration_summary(report: Report) -> list[str]:
     checks = config.get("deterministic_checks") or []
     lines.append(f"Deterministic checks: {', '.join(checks)}." if checks else "Deterministic checks: none.")
     calibration = config.get("calibration")
-    if calibration and calibration.get("enforce"):
-        lines.append(f"Calibration: enforced; an uncalibrated bin means {calibration.get('on_uncalibrated')}.")
+    if calibration:
+        state = "enforced" if calibration.get("enforce") else "not enforced"
+        settings = ""
+        if calibration.get("n_min") is not None:  # older rows recorded the step's block only
+            estimator = "Wilson lower bound" if calibration.get("estimator") == "lower_bound" else "plain mean"
+            settings = (
+                f", bins of {calibration.get('bin_width')}, validated at {calibration.get('n_min')} marks, "
+                f"estimated by the {estimator}"
+            )
+        lines.append(f"Calibration: {state}{settings}; an uncalibrated bin means {calibration.get('on_uncalibrated')}.")
     else:
-        lines.append("Calibration: not enforced.")
+        lines.append("Calibration: none.")
     return lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from vectorstep.domain.signals import CheckResult, GroundingOutcome, VerifierOutcome
+from vectorstep.spec.service import CalibrationSettingsSpec
 from vectorstep.spec.steps import TrustedWorkSpec
 from vectorstep.trust.decide import Decision
 
@@ -23,9 +24,14 @@ def needs_report(work: TrustedWorkSpec) -> bool:
 
 
 def step_configuration(
-    work: TrustedWorkSpec, threshold: float, on_low_confidence: str, *, gated_by_group: bool = False
+    work: TrustedWorkSpec,
+    threshold: float,
+    on_low_confidence: str,
+    *,
+    gated_by_group: bool = False,
+    calibration: CalibrationSettingsSpec | None = None,
 ) -> dict[str, Any]:
-    """What the step was set up to do, as it was when it ran."""
+    """What the step was set up to do, as it was when it ran (with the service's calibration settings)."""
     verifier = work.verifier
     grounding = work.grounding
     return {
@@ -54,7 +60,9 @@ def step_configuration(
             "timeout_seconds": grounding.timeout_seconds,
         },
         "deterministic_checks": [check.name for check in work.deterministic_checks],
-        "calibration": None if work.calibration is None else work.calibration.model_dump(),
+        "calibration": None
+        if work.calibration is None
+        else {**work.calibration.model_dump(), **(calibration or CalibrationSettingsSpec()).model_dump()},
     }
 
 

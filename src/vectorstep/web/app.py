@@ -31,6 +31,7 @@ from vectorstep.web.errors import install_error_handlers
 from vectorstep.web.headers import SecurityHeaders
 from vectorstep.web.limits import BodyLimit
 from vectorstep.web.service import Service
+from vectorstep.web.ui.calibration_pages import router as calibration_ui_router
 from vectorstep.web.ui.pages import install as install_sign_in
 from vectorstep.web.ui.pages import router as ui_router
 
@@ -79,6 +80,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
     app.include_router(webhook_router)
     app.include_router(api_router)
     app.include_router(ui_router)
+    app.include_router(calibration_ui_router)
     app.include_router(docs_router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="static")
     app.mount(DOCS_ASSETS_PATH, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
