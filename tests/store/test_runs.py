@@ -262,3 +262,25 @@ async def test_a_database_of_an_older_release_is_upgraded_keeping_its_runs(datab
     run = await RunRepository(database).get_run("old-run")
     await database.dispose()
     assert run.status is RunStatus.COMPLETED and run.input_tokens == 1 and run.spec is None
+
+
+async def test_a_connection_the_server_dropped_is_replaced_without_failing_the_work(
+    database_url: str, runs: RunRepository
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a server that drops connections: PostgreSQL")
+    import asyncpg
+
+    await runs.insert_run(run_record("kept"), log("kept", "x"))
+    assert (await runs.get_run("kept")).run_id == "kept"  # the pool now holds open connections
+    admin = await asyncpg.connect(database_url.replace("postgresql+asyncpg", "postgresql"))
+    try:  # as a restart or a failover would: every other connection to the database is cut
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await admin.close()
+    assert (await runs.get_run("kept")).run_id == "kept"  # a read, on a fresh connection
+    await runs.insert_run(run_record("after"), log("after", "x"))  # and a write
+    assert (await runs.get_run("after")).run_id == "after"

@@ -10,6 +10,7 @@ mean of 0.90 but a 90%-confidence lower bound of 0.78.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,49 @@ class Bucket:
     provider: str | None
     prompt_hash: str | None
     agent_version: str | None
+
+    @classmethod
+    def of(
+        cls,
+        step: str,
+        *,
+        executor: str,
+        agent: str | None,
+        model: str | None,
+        provider: str | None,
+        prompt_hash: str | None,
+        agent_version: str | None,
+    ) -> Bucket:
+        return cls(step, f"{executor}:{agent or ''}", model, provider, prompt_hash, agent_version)
+
+    @property
+    def key(self) -> str:
+        """A short stable name of the bucket, under which its counters are kept."""
+        fields = (self.step, self.executor_agent, self.model, self.provider, self.prompt_hash, self.agent_version)
+        return hashlib.sha256("\x1f".join(field or "" for field in fields).encode("utf-8")).hexdigest()
+
+
+# Counters are kept per cell of 0.01 of predicted trust; a bin of any `bin_width` that is a multiple
+# of 0.01 is the sum of its cells, so changing `bin_width` needs no rebuild.
+CELLS = 100
+
+
+def cell_of(predicted: float) -> int:
+    return min(max(int(predicted * CELLS + 1e-9), 0), CELLS - 1)
+
+
+def cells_of(low: float, high: float) -> range:
+    """The cells of the bin [low, high) (the last bin takes 1.0 too)."""
+    return range(round(low * CELLS), min(round(high * CELLS), CELLS))
+
+
+def label_of(own: float | None, checks_failed: bool, of_run: float | None) -> float | None:
+    """SYSTEM.md §10: the step's own latest mark; else 0 for a failed check; else its run's mark."""
+    if own is not None:
+        return own
+    if checks_failed:
+        return 0.0
+    return of_run
 
 
 @dataclass(frozen=True)
@@ -50,16 +94,20 @@ class Estimate:
 
 
 class CalibrationHistory(Protocol):
-    async def labels(self, bucket: Bucket, low: float, high: float) -> list[float]:
-        """The labels of production steps of `bucket` whose predicted trust was in [low, high)."""
+    async def counts(self, bucket: Bucket, low: float, high: float) -> tuple[int, float]:
+        """How many production steps of `bucket` with predicted trust in [low, high) have a label, and
+        the sum of their labels (kept as counters, never a scan of history)."""
         ...
 
 
 def estimate(labels: Sequence[float], n_min: int, estimator: Estimator, confidence: float = 0.9) -> Estimate:
-    n = len(labels)
+    return estimate_counts(len(labels), sum(labels), n_min, estimator, confidence)
+
+
+def estimate_counts(n: int, total: float, n_min: int, estimator: Estimator, confidence: float = 0.9) -> Estimate:
     if n == 0:
         return Estimate(0, None, None, False)
-    mean = sum(labels) / n
+    mean = min(max(total / n, 0.0), 1.0)
     value = mean if estimator == "mean" else wilson_lower_bound(mean, n, confidence)
     return Estimate(n, round(mean, 6), round(value, 6), n >= n_min)
 

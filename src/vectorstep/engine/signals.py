@@ -16,7 +16,7 @@ import httpx
 from vectorstep.approvals.gate import HumanGate
 from vectorstep.checks.run import run_checks
 from vectorstep.domain.approvals import ApprovalRequest
-from vectorstep.domain.calibration import Bin, Bucket, CalibrationHistory, estimate
+from vectorstep.domain.calibration import Bin, Bucket, CalibrationHistory, estimate_counts
 from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities, Usage
 from vectorstep.domain.signals import CallAttribution, CheckResult, GroundingOutcome, VerifierOutcome
 from vectorstep.engine.checkpoint import with_signals
@@ -158,8 +158,8 @@ async def _calibration(
         return None, None
     settings = side.calibration_settings
     within = Bin.of(predicted, settings.bin_width)
-    labels = await side.calibration.labels(side.bucket, within.low, within.high)
-    found = estimate(labels, settings.n_min, settings.estimator, settings.confidence)
+    n, total = await side.calibration.counts(side.bucket, within.low, within.high)
+    found = estimate_counts(n, total, settings.n_min, settings.estimator, settings.confidence)
     report = {
         "enforce": spec.enforce,
         "bucket": dataclasses.asdict(side.bucket),

@@ -229,6 +229,15 @@ class ConcurrencySpec(SpecModel):
 class CalibrationSettingsSpec(SpecModel):
     n_min: int = Field(default=20, ge=1)
     bin_width: float = Field(default=0.1, gt=0, le=1)
+
+    @field_validator("bin_width")
+    @classmethod
+    def _whole_cells(cls, width: float) -> float:
+        # History is counted in cells of 0.01, which a bin must be made of.
+        if abs(width * 100 - round(width * 100)) > 1e-6:
+            raise ValueError(f"bin_width must be a multiple of 0.01 (such as 0.05, 0.1 or 0.2), got {width:g}")
+        return width
+
     # The Wilson lower bound by default: a small bin cannot talk its accuracy up.
     estimator: Literal["mean", "lower_bound"] = "lower_bound"
     confidence: float = Field(default=0.9, gt=0.5, lt=1)

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import Connection, func, select
 
-from vectorstep.domain.calibration import Bucket
+from vectorstep.domain.calibration import Bucket, label_of
 from vectorstep.domain.calibration_report import BucketReport, LabelledStep, bucket_report
 from vectorstep.spec.service import CalibrationSettingsSpec
+from vectorstep.store.calibration_cells import SCORES, counts
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
-
-SCORES = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0}
 
 
 class CalibrationRepository:
@@ -91,11 +90,9 @@ class CalibrationRepository:
 
         return await self.database.read(work)
 
-    async def labels(self, bucket: Bucket, low: float, high: float) -> list[float]:
-        in_bin = pipeline_steps.c.effective_confidence >= low
-        if high < 1.0:
-            in_bin = and_(in_bin, pipeline_steps.c.effective_confidence < high)
-        return [step.label for step in await self.history(bucket, in_bin)]
+    async def counts(self, bucket: Bucket, low: float, high: float) -> tuple[int, float]:
+        """The counters of the bin [low, high): a read of at most a hundred rows, never of history."""
+        return await self.database.read(lambda connection: counts(connection, bucket, low, high))
 
     async def history(self, bucket: Bucket, *where: Any) -> list[LabelledStep]:
         """The bucket's labelled production steps (optionally narrowed by `where`), oldest first."""
@@ -137,11 +134,11 @@ class CalibrationRepository:
             of_run = _latest(connection, run_feedback, run_ids, with_step=False)
             labelled: list[LabelledStep] = []
             for row in found:
-                label = own.get((row.run_id, row.step_name))
-                if label is None and row.deterministic_passed is False:
-                    label = 0.0
-                if label is None:
-                    label = of_run.get((row.run_id, None))
+                label = label_of(
+                    own.get((row.run_id, row.step_name)),
+                    row.deterministic_passed is False,
+                    of_run.get((row.run_id, None)),
+                )
                 if label is not None:
                     labelled.append(
                         LabelledStep(

@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
 log = logging.getLogger(__name__)
@@ -145,20 +145,38 @@ def _settle(future: asyncio.Future[Any], *, result: Any = None, error: Exception
 
 
 class PostgresDatabase:
+    """asyncpg through SQLAlchemy. A pooled connection is not pinged before each use (a round trip on
+    every query); instead, work that meets a connection the server dropped (a restart, a failover) is
+    done once more on a fresh one — which is safe, since nothing of it was committed."""
+
     def __init__(self, url: str) -> None:
         # Imported here: a SQLite installation never pays for the async engine (~8 MB).
         from sqlalchemy.ext.asyncio import create_async_engine  # noqa: PLC0415
 
         self.url = url
-        self._engine = create_async_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+        self._engine = create_async_engine(url, pool_size=10, max_overflow=10, pool_recycle=1800)
+        # Reads need no transaction of their own: no BEGIN and ROLLBACK around each one.
+        self._reader = self._engine.execution_options(isolation_level="AUTOCOMMIT")
 
     async def write(self, work: Work[T]) -> T:
-        async with self._engine.begin() as connection:
-            return await connection.run_sync(work)
+        for attempt in (1, 2):
+            try:
+                async with self._engine.begin() as connection:
+                    return await connection.run_sync(work)
+            except DBAPIError as error:
+                if attempt == 2 or not error.connection_invalidated:
+                    raise
+        raise AssertionError("unreachable")
 
     async def read(self, work: Work[T]) -> T:
-        async with self._engine.connect() as connection:
-            return await connection.run_sync(work)
+        for attempt in (1, 2):
+            try:
+                async with self._reader.connect() as connection:
+                    return await connection.run_sync(work)
+            except DBAPIError as error:
+                if attempt == 2 or not error.connection_invalidated:
+                    raise
+        raise AssertionError("unreachable")
 
     async def dispose(self) -> None:
         await self._engine.dispose()

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, insert, select
 
 from vectorstep.errors import NotFoundError
+from vectorstep.store.calibration_cells import relabel_run, relabel_step
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
@@ -58,6 +59,7 @@ class FeedbackRepository:
             }
             if mark.step is None:
                 connection.execute(insert(run_feedback), [row])
+                relabel_run(connection, mark.run_id, mark.label)
                 return str(run.pipeline_name), str(run.stage)
             step = select(pipeline_steps.c.id).where(
                 pipeline_steps.c.run_id == mark.run_id, pipeline_steps.c.step_name == mark.step
@@ -65,6 +67,7 @@ class FeedbackRepository:
             if connection.execute(step).first() is None:
                 raise NotFoundError(f"run {mark.run_id!r} has no step {mark.step!r}")
             connection.execute(insert(step_feedback), [{**row, "step_name": mark.step}])
+            relabel_step(connection, mark.run_id, mark.step, mark.label)
             return str(run.pipeline_name), str(run.stage)
 
         return await self.database.write(work)

@@ -11,7 +11,7 @@ from vectorstep.errors import DatabaseUnreachable
 from vectorstep.spec.settings import redact_url
 from vectorstep.store.database import Database
 
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from vectorstep.domain.records import LogEntry, RunLink, RunRecord, StepRecord
 from vectorstep.domain.status import RUN_ENDED, RunStatus
 from vectorstep.errors import NotFoundError
+from vectorstep.store.calibration_cells import count_new_step, step_columns
 from vectorstep.store.database import Database
 from vectorstep.store.dedup import claim_dedup
 from vectorstep.store.rows import log_entry, log_row, run_record, step_record, step_row
@@ -80,7 +81,16 @@ class RunRepository:
         """The step's row and its log line, in one transaction: never half a step."""
 
         def work(connection: Connection) -> None:
-            connection.execute(insert(pipeline_steps), [step_row(record)])
+            calibration = step_columns(connection, record)
+            row = step_row(record)
+            if calibration:
+                row.update(
+                    calibration_bucket=calibration["calibration_bucket"],
+                    calibration_cell=calibration["calibration_cell"],
+                    calibration_label=calibration["label"],
+                )
+            connection.execute(insert(pipeline_steps), [row])
+            count_new_step(connection, calibration)
             connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)

@@ -103,8 +103,23 @@ pipeline_steps = Table(
     Column("error", StorableText),
     Column("started_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime, nullable=False),
+    # Calibration: the counters this step is counted in, and the label it is counted with (null: none).
+    Column("calibration_bucket", String(64)),
+    Column("calibration_cell", Integer),
+    Column("calibration_label", Float),
     UniqueConstraint("run_id", "step_name"),
     Index(None, "step_name", "agent_version", "prompt_hash"),
+)
+
+# Per calibration bucket and cell of 0.01 of predicted trust: how many labelled production steps, and
+# the sum of their labels. Kept up to date when a step or a mark lands, so the gate reads a few rows.
+calibration_cells = Table(
+    "calibration_cells",
+    metadata,
+    Column("bucket_key", String(64), primary_key=True),
+    Column("cell", Integer, primary_key=True),
+    Column("n", Integer, nullable=False),
+    Column("total", Float, nullable=False),
 )
 
 pipeline_run_events = Table(
