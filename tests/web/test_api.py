@@ -192,6 +192,24 @@ def test_marks_on_runs_and_steps_are_stored_with_who_marked(live: LiveService) -
     ]
 
 
+def test_the_marking_queue_lists_unmarked_agent_steps_and_a_mark_takes_one_off(live: LiveService) -> None:
+    with live.client() as client:
+        run_id = client.post("/webhook?source=alertmanager", json=alert(fingerprint="f-queue")).json()["run_id"]
+        wait_for(client, run_id, until=("escalated",))
+        before = client.get("/api/marking", params={"pipeline": "incident", "limit": 500}).json()
+        queued = {(step["run_id"], step["step"]) for step in before["steps"]}
+        assert {(run_id, "triage"), (run_id, "investigate")} <= queued
+        assert before["total"] >= before["unmarked"] >= 2 and 0 <= before["coverage"] < 1
+        client.post(f"/api/runs/{run_id}/feedback", json={"label": "correct"})  # a run mark covers its steps
+        after = client.get("/api/marking", params={"pipeline": "incident", "limit": 500}).json()
+        assert not {(step["run_id"], step["step"]) for step in after["steps"]} & {
+            (run_id, "triage"),
+            (run_id, "investigate"),
+        }
+        assert after["unmarked"] == before["unmarked"] - 2 and after["total"] == before["total"]
+        assert client.get("/api/marking", params={"stage": "staging"}).status_code == 422
+
+
 def test_an_approval_decided_over_the_api_resumes_the_run(live: LiveService) -> None:
     with live.client() as client:
         run_id = client.post("/api/pipelines/approve-me/run", json={"summary": "payments down"}).json()["run_id"]
@@ -271,6 +289,8 @@ def test_the_openapi_document_lists_the_api(live: LiveService) -> None:
         "/api/pipelines/validate",
         "/api/pipelines/reload",
         "/api/pipelines/{name}/run",
+        "/api/calibration",
+        "/api/marking",
         "/health",
     ]:
         assert path in paths, path

@@ -220,6 +220,33 @@ def test_the_calibration_page_draws_each_buckets_reliability_from_its_marks(sign
     expect(page.locator(".empty")).to_contain_text("No marked production history matches these filters yet")
 
 
+def test_the_marking_queue_is_worked_from_the_keyboard(signed_in: Page, live: LiveService) -> None:
+    with live.client() as client:
+        for _ in range(2):
+            run_id = client.post("/api/pipelines/incident/run", json={"summary": "checkout 5xx"}).json()["run_id"]
+            wait_for(client, run_id, until=("completed", "escalated", "failed", "aborted"))
+    page = signed_in
+    page.goto("/ui/marking?pipeline=incident")
+    rows = page.locator("#marking-queue tbody tr[tabindex]")
+    expect(rows.first).to_be_visible()
+    before = rows.count()
+    coverage = page.get_by_test_id("coverage")
+    to_go = int(coverage.inner_text().split("·")[1].split()[0].replace(",", ""))
+    first_run, first_step = rows.first.get_attribute("data-run"), rows.first.get_attribute("data-step")
+    page.keyboard.press("j")  # focus the oldest unmarked step
+    expect(rows.first).to_be_focused()
+    page.keyboard.press("c")  # mark it correct
+    expect(rows).to_have_count(before - 1 if before < 50 else before)
+    expect(coverage).to_contain_text(f"{to_go - 1:,} to go")
+    with live.client() as client:
+        marks = client.get(f"/api/runs/{first_run}").json()["feedback"]
+    of_step = [(mark["label"], mark["marked_by"]) for mark in marks if mark["step"] == first_step]
+    assert of_step == [("correct", "alice")]  # it was unmarked; now it has the one mark just given
+    page.goto("/ui/marking?pipeline=incident&stage=testing")
+    expect(page.locator(".empty")).to_have_text("Nothing left to mark here.")
+    expect(page.locator("main")).to_contain_text("calibration counts production runs only")
+
+
 def test_a_form_without_its_csrf_token_is_refused(signed_in: Page, live: LiveService) -> None:
     with live.client() as client:
         run_id = client.post("/api/pipelines/approve-me/run").json()["run_id"]

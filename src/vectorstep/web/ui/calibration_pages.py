@@ -1,8 +1,10 @@
-"""The calibration page: per bucket, a reliability diagram, ECE and Brier, and which signal predicts the marks."""
+"""Calibration pages: per bucket, a reliability diagram, ECE and Brier, and which signal predicts the marks; and
+the marking queue that feeds them: agent steps nobody has marked yet, oldest first."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
@@ -10,6 +12,7 @@ from markupsafe import Markup
 
 from vectorstep.store.calibration import CalibrationRepository
 from vectorstep.web.deps import service_of
+from vectorstep.web.ui.marking_view import marking_queue
 from vectorstep.web.ui.pages import Reader
 from vectorstep.web.ui.reliability import reliability_svg
 from vectorstep.web.ui.render import page
@@ -47,4 +50,19 @@ async def calibration_page(
         settings=settings,
         filters={"pipeline": pipeline, "step": step, "agent": agent},
         signal_names=SIGNAL_NAMES,
+    )
+
+
+@router.get("/marking", response_class=HTMLResponse)
+async def marking_page(
+    request: Request, principal: Reader, pipeline: str = "", team: str = "", stage: str = "production"
+) -> Response:
+    queue = await marking_queue(request, principal.scope, pipeline=pipeline, team=team, stage=stage)
+    filters = {"pipeline": pipeline, "team": team, "stage": stage}
+    return page(
+        request,
+        "marking.html",
+        queue=queue,
+        filters=filters,
+        back="/ui/marking?" + urlencode(filters),  # every filter, blank ones too: where the queue returns
     )

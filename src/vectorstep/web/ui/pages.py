@@ -21,6 +21,7 @@ from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import LOCAL, SESSION_HOURS, SESSION_KEY, Action, Principal, check_csrf, principal_of
 from vectorstep.web.deps import auth_of, service_of, visible_pipeline, visible_pipelines
 from vectorstep.web.redact import redacted, redacted_yaml
+from vectorstep.web.ui.marking_view import queue_at
 from vectorstep.web.ui.render import page
 from vectorstep.web.ui.run_view import run_view
 
@@ -255,6 +256,13 @@ async def mark(request: Request, run_id: str, principal: Marker) -> Response:
     step = values.get("step") or None
     comment = values.get("comment", "").strip() or None
     await service.mark(Mark(found, step, label, comment, principal.name, service.clock.now()))
+    back = values.get("back", "")
+    if back.startswith("/ui/marking"):  # from the marking queue: the row goes, the coverage is told again
+        if request.headers.get("hx-request"):
+            return page(
+                request, "marking_coverage.html", queue=await queue_at(request, principal.scope, back), oob=True
+            )
+        return RedirectResponse(_local(back), status_code=303)
     if request.headers.get("hx-request"):
         view = await _run_view(request, found, principal)
         marks = view.step_marks.get(step, []) if step else view.run_marks

@@ -48,6 +48,34 @@
     history.replaceState(null, "", link.getAttribute("href"));
   });
 
+  // The marking queue from the keyboard: j/k move between steps, c/p/i mark the focused one, o opens its run.
+  document.addEventListener("keydown", function (event) {
+    var queue = document.getElementById("marking-queue");
+    if (!queue || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var tag = event.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") { return; }
+    var rows = Array.prototype.slice.call(queue.querySelectorAll("tbody tr[tabindex]"));
+    if (!rows.length) { return; }
+    var current = event.target.closest ? event.target.closest("tr[tabindex]") : null;
+    var at = rows.indexOf(current);
+    if (event.key === "j" || event.key === "k") {
+      var next = event.key === "j" ? Math.min(at + 1, rows.length - 1) : Math.max(at - 1, 0);
+      rows[at === -1 ? 0 : next].focus();
+      event.preventDefault();
+    } else if (current && (event.key === "c" || event.key === "p" || event.key === "i")) {
+      var button = current.querySelector("button[data-key='" + event.key + "']");
+      var following = rows[at + 1] || rows[at - 1];
+      if (button) {
+        button.click();
+        if (following) { following.focus(); }
+        event.preventDefault();
+      }
+    } else if (current && event.key === "o") {
+      var link = current.querySelector("a[data-open]");
+      if (link) { link.click(); }
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     var run = document.getElementById("run");
     if (run) { follow(run); }
