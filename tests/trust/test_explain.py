@@ -120,6 +120,4 @@ def test_configuration_summary_gives_the_calibration_settings_the_step_ran_with(
         "an uncalibrated bin means escalate."
     )
     report["configuration"]["calibration"] = {"enforce": False, "on_uncalibrated": "proceed"}  # type: ignore[index]
-    assert (
-        configuration_summary(report)[-1] == "Calibration: not enforced; an uncalibrated bin means proceed."
-    )
+    assert configuration_summary(report)[-1] == "Calibration: not enforced; an uncalibrated bin means proceed."
