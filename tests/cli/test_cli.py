@@ -201,3 +201,24 @@ def test_the_demo_runs_offline_and_says_where_to_look(tmp_path: Path) -> None:
     investigate = next(step for step in shown["steps"] if step["name"] == "investigate")
     tool_results = [event for event in investigate["trace"] if event["type"] == "tool_result"]
     assert tool_results and all(not event["is_error"] for event in tool_results)
+
+
+def test_init_makes_a_project_that_validates_and_runs_offline_at_once(tmp_path: Path) -> None:
+    made = run_cli("init", "ops", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    root = tmp_path / "ops"
+    assert "next: cd ops && vectorstep run service-alert --payload payloads/checkout.json" in made.stdout
+    assert (root / "vectorstep.yaml").stat().st_mode & 0o077 == 0  # its default token is the owner's alone
+    checked = run_cli("validate", ".", cwd=root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    ran = run_cli("run", "service-alert", "--payload", "payloads/checkout.json", "--json", cwd=root)
+    assert ran.returncode == 0, ran.stderr
+    (step,) = json.loads(ran.stdout)["steps"]
+    assert step["status"] == "completed" and step["grounding_score"] == 1.0  # its claims are in its tool's result
+    (result,) = [event for event in step["trace"] if event["type"] == "tool_result"]
+    assert '"error_ratio":0.042' in result["content"].replace(" ", "") and not result["is_error"]
+    again = run_cli("init", "ops", cwd=tmp_path)
+    assert (
+        again.returncode == 2 and "vectorstep.yaml: already exists; `vectorstep init` never overwrites" in again.stderr
+    )
+    assert "Traceback" not in again.stderr

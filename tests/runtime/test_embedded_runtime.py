@@ -138,6 +138,19 @@ async def test_a_failing_tool_is_an_error_result_for_the_model_not_a_failed_turn
     assert result.is_error and "fail" in (result.content or "")
 
 
+async def test_a_tool_error_s_message_reaches_the_model(project: ProjectDir) -> None:
+    project.scripted_agent(
+        "a", {"tool_calls": [call("tools__refuse", reason="db-7 is read-only")]}, answer(0.4), tools=["tools"]
+    )
+    runtime = runtime_for(project)
+    try:
+        reply = await runtime.run(AgentRequest(agent="a", message="x", session_key="s"))
+    finally:
+        await runtime.aclose()
+    (result,) = [event for event in reply.trace if event.type == "tool_result"]
+    assert result.is_error and result.content == "Error executing tool refuse: db-7 is read-only"
+
+
 async def test_a_tool_server_that_cannot_start_is_reported_to_the_agent_with_its_stderr(project: ProjectDir) -> None:
     project.scripted_agent("a", {"tool_calls": [call("broken__echo", text="x")]}, answer(0.3), tools=["broken"])
     servers = {"broken": {"command": sys.executable, "args": [str(TOOL_SERVER), "--crash"]}}

@@ -12,6 +12,7 @@ from vectorstep.cli.common import configure_logging
 from vectorstep.cli.db import db_group
 from vectorstep.cli.demo import demo_command
 from vectorstep.cli.gateway import gateway_group
+from vectorstep.cli.init import init_command
 from vectorstep.cli.mark import mark_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
@@ -37,6 +38,7 @@ cli.add_command(serve_command)
 cli.add_command(gateway_group)
 cli.add_command(mark_command)
 cli.add_command(calibration_group)
+cli.add_command(init_command)
 runs_group.add_command(resume_command)
 
 
