@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, tool_server_config
 from vectorstep.store.migrate import HEAD_REVISION
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 
@@ -222,3 +222,17 @@ def test_init_makes_a_project_that_validates_and_runs_offline_at_once(tmp_path: 
         again.returncode == 2 and "vectorstep.yaml: already exists; `vectorstep init` never overwrites" in again.stderr
     )
     assert "Traceback" not in again.stderr
+
+
+def test_tools_list_starts_each_server_and_shows_why_one_cannot_start(project: ProjectDir) -> None:
+    project.scripted_agent("reader", answer(0.9), tools=["tools"])
+    crashing = tool_server_config("broken", "--crash")
+    project.settings({"database": {"url": "sqlite:///./runs.db"}, "mcp_servers": {**tool_server_config(), **crashing}})
+    listed = run_cli("tools", "list", cwd=project.root)
+    assert listed.returncode == 1  # a server cannot start
+    assert "tools: " in listed.stdout and "granted to reader" in listed.stdout
+    assert "  tools__echo  Return the text unchanged." in listed.stdout
+    assert "broken: cannot start (granted to no agent)" in listed.stdout
+    assert "cannot start: missing credentials" in listed.stdout  # the tail of its stderr
+    as_json = json.loads(run_cli("tools", "list", "--json", cwd=project.root).stdout)
+    assert {server["name"]: server["error"] is None for server in as_json} == {"tools": True, "broken": False}

@@ -17,6 +17,7 @@ from vectorstep.cli.mark import mark_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
+from vectorstep.cli.tools import tools_group
 from vectorstep.cli.validate import validate_command
 
 
@@ -39,6 +40,7 @@ cli.add_command(gateway_group)
 cli.add_command(mark_command)
 cli.add_command(calibration_group)
 cli.add_command(init_command)
+cli.add_command(tools_group)
 runs_group.add_command(resume_command)
 
 
