@@ -14,6 +14,7 @@ from vectorstep.domain.signals import CheckResult
 from vectorstep.errors import TemplateError
 from vectorstep.executors.http import IDEMPOTENCY_HEADER, target
 from vectorstep.spec.trust_blocks import WebhookCheckSpec
+from vectorstep.telemetry import inject
 from vectorstep.templating import evaluate, render_strict, render_value
 
 BODY_CAP_CHARS = 64 * 1024
@@ -56,6 +57,7 @@ async def _call(
         headers = {key: render_strict(value, context) for key, value in spec.headers.items()}
         if idempotency is not None:
             headers.setdefault(IDEMPOTENCY_HEADER, idempotency)
+        inject(headers)  # the step's trace context, when tracing is on
         payload = render_value(spec.payload, context)
     except TemplateError as error:
         return f"request cannot be rendered: {error}"

@@ -41,6 +41,7 @@ from vectorstep.store.approvals import ApprovalRepository
 from vectorstep.store.calibration import CalibrationRepository
 from vectorstep.store.runs import RunRepository
 from vectorstep.store.writer import StoreWriter, keep_leases
+from vectorstep.telemetry import configure as configure_tracing
 
 
 @click.command("run")
@@ -120,6 +121,10 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
     progress_out = Output(stderr=True)
     progress = Progress(progress_out, show_tools=progress_out.is_terminal)
     observers: list[RunObserver] = [StoreWriter(runs, owner)]
+    if configure_tracing(settings.spec.telemetry):
+        from vectorstep.telemetry_spans import TraceObserver  # noqa: PLC0415 - only when tracing
+
+        observers.append(TraceObserver())
     if not as_json or progress_out.is_terminal:
         observers.append(progress)
     else:  # nobody prints progress lines: runs' warnings still reach stderr, through the log

@@ -13,6 +13,7 @@ import httpx
 
 from vectorstep.carriage import Uncarriable, checked_headers, checked_url
 from vectorstep.errors import ExecutorError, ExecutorTimeout
+from vectorstep.telemetry import inject
 
 RESPONSE_BODY_MAX_CHARS = 20_000
 
@@ -54,11 +55,13 @@ async def send(
     json_body: Any = None,
     content: str | None = None,
 ) -> HttpResult:
+    carried = dict(headers)
+    inject(carried)  # the step's trace context, when tracing is on (W3C `traceparent`)
     try:
         response = await client.request(
             method,
             checked_url(url),
-            headers=checked_headers(headers),
+            headers=checked_headers(carried),
             json=json_body if content is None else None,
             content=content,
             timeout=timeout_seconds,

@@ -22,6 +22,7 @@ from vectorstep.errors import AgentRuntimeError, ExecutionDetails
 from vectorstep.runtime import remote_protocol as rpc
 from vectorstep.runtime.arrivals import Arrivals, MalformedEvent
 from vectorstep.runtime.protocol import AgentReply, AgentRequest, TraceListener
+from vectorstep.telemetry import inject
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024  # a final answer carries whole tool results
 
@@ -197,6 +198,9 @@ def _params(request: AgentRequest) -> dict[str, Any]:
         "timeoutSeconds": request.timeout_seconds,
     }
     params.update({key: value for key, value in optional.items() if value is not None})
+    carried: dict[str, str] = {}
+    inject(carried)  # §13.2's `traceparent` and `tracestate`: the gateway's spans join the step's trace
+    params.update(carried)
     return params
 
 

@@ -290,6 +290,14 @@ class ExecutorsSpec(SpecModel):
     openclaw: OpenClawSpec = Field(default_factory=OpenClawSpec)
 
 
+class TelemetrySpec(SpecModel):
+    # OTLP/HTTP traces (for example http://otel-collector:4318); the standard OTEL_EXPORTER_OTLP_*
+    # variables turn them on as well.
+    otlp_endpoint: str | None = None
+    service_name: str = "vectorstep"
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
 class ServiceSpec(SpecModel):
     database: DatabaseSpec = Field(default_factory=DatabaseSpec)
     pipelines_dir: str = "./pipelines"
@@ -311,6 +319,7 @@ class ServiceSpec(SpecModel):
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     server: ServerSpec = Field(default_factory=ServerSpec)
     intake: IntakeSpec = Field(default_factory=IntakeSpec)
+    telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
     # Variables whose `${VAR}` values are not secrets (a namespace, a region): shown as they are.
     public_vars: list[str] = Field(default_factory=list)
 

@@ -40,6 +40,7 @@ from vectorstep.store.migrate import upgrade
 from vectorstep.store.runs import RunRepository
 from vectorstep.store.sessions import SessionRepository
 from vectorstep.store.writer import LEASE_SECONDS, StoreWriter, keep_leases
+from vectorstep.telemetry import configure as configure_tracing
 from vectorstep.web.live import LiveEvents
 from vectorstep.web.metrics import Metrics
 from vectorstep.web.runs_in_flight import InFlight
@@ -69,6 +70,7 @@ class Service:
         self.feedback = FeedbackRepository(self.database)
         self.sessions = SessionRepository(self.database)
         self.metrics = Metrics(self._pending_count)
+        self.tracing = configure_tracing(settings.spec.telemetry)
         self.live = LiveEvents()
         self.in_flight = InFlight(settings.spec.concurrency.max_runs)
         self.project: Project = load_project(settings)
@@ -85,6 +87,10 @@ class Service:
 
     def _engine(self, project: Project) -> Engine:
         observers: list[RunObserver] = [StoreWriter(self.runs, self.owner), self.metrics, self.live]
+        if self.tracing:
+            from vectorstep.telemetry_spans import TraceObserver  # noqa: PLC0415 - only when tracing
+
+            observers.append(TraceObserver())
         return Engine(
             project,
             observers=observers,
