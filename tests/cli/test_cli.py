@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from tests.conftest import run_cli, tool_server_config
@@ -236,3 +240,62 @@ def test_tools_list_starts_each_server_and_shows_why_one_cannot_start(project: P
     assert "cannot start: missing credentials" in listed.stdout  # the tail of its stderr
     as_json = json.loads(run_cli("tools", "list", "--json", cwd=project.root).stdout)
     assert {server["name"]: server["error"] is None for server in as_json} == {"tools": True, "broken": False}
+
+
+def test_runs_watch_follows_a_run_another_process_drives_until_it_ends(project: ProjectDir) -> None:
+    small_project(project)
+    project.pipeline(
+        "slow",
+        {
+            "name": "slow",
+            "steps": [
+                {
+                    "name": "triage",
+                    "executor": "gateway",
+                    "executor_config": {"agent": "triage"},
+                    "confidence_threshold": 0.95,  # S is 0.9: the run escalates, exit code 3
+                    "deterministic_checks": [{"name": "pause", "type": "shell", "run": "sleep 1.5"}],
+                }
+            ],
+        },
+    )
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("VECTORSTEP_")}
+    driving = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", "run", "slow", "--payload", "alert.json"],
+        cwd=project.root,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            listed = run_cli("runs", "list", "--json", cwd=project.root)
+            found = json.loads(listed.stdout) if listed.returncode == 0 and listed.stdout.startswith("[") else []
+            if found:
+                break
+            time.sleep(0.05)
+        watched = run_cli("runs", "watch", found[0]["run_id"][:10], "--interval", "0.1", cwd=project.root)
+    finally:
+        driving.wait(timeout=60)
+    assert watched.returncode == 3, watched.stderr  # the run's own exit code: escalated
+    assert "step triage started (gateway)" in watched.stdout
+    assert "status: escalated — step triage escalated" in watched.stdout
+    assert watched.stdout.index("started") < watched.stdout.index("run escalated")
+
+
+def test_the_shell_completes_pipeline_names_and_run_ids(project: ProjectDir) -> None:
+    small_project(project)
+    ran = run_cli("run", "checkout", "--payload", "alert.json", "--json", cwd=project.root)
+    run_id = json.loads(ran.stdout)["run_id"]
+
+    def complete(words: str) -> list[str]:
+        env = {
+            "_VECTORSTEP_COMPLETE": "bash_complete",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split(" ")) - 1),
+        }
+        return run_cli(cwd=project.root, env=env).stdout.split()
+
+    assert complete("vectorstep run che") == ["plain,checkout"]
+    assert complete(f"vectorstep runs show {run_id[:4]}") == [f"plain,{run_id}"]
+    assert complete("vectorstep runs show zzz") == []

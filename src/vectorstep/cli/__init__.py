@@ -45,4 +45,5 @@ runs_group.add_command(resume_command)
 
 
 def main() -> None:
-    cli()
+    # One name however it is started (`python -m vectorstep` too): usage lines and shell completion use it.
+    cli(prog_name="vectorstep")

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.completion import approval_ids, run_ids
 from vectorstep.cli.interactive import terminal_user
 from vectorstep.cli.output import Output
 from vectorstep.cli.run import Session, session
@@ -64,7 +65,7 @@ def list_command(show_all: bool, as_json: bool, config_path: Path | None) -> int
 
 
 @approvals_group.command("approve")
-@click.argument("approval_id")
+@click.argument("approval_id", shell_complete=approval_ids)
 @click.option("--by", default=None, help="Who decides (default: your user name).")
 @config_option
 @reports_errors
@@ -74,7 +75,7 @@ def approve_command(approval_id: str, by: str | None, config_path: Path | None) 
 
 
 @approvals_group.command("reject")
-@click.argument("approval_id")
+@click.argument("approval_id", shell_complete=approval_ids)
 @click.option("--by", default=None, help="Who decides (default: your user name).")
 @config_option
 @reports_errors
@@ -141,7 +142,7 @@ async def continue_if_unattended(active: Session, run_id: str, out: Output) -> i
 
 
 @click.command("resume")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=run_ids)
 @config_option
 @reports_errors
 def resume_command(run_id: str, config_path: Path | None) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.completion import run_ids
 from vectorstep.cli.output import Output
 from vectorstep.clock import SystemClock
 from vectorstep.spec.settings import Settings
@@ -20,7 +21,7 @@ from vectorstep.store.feedback import LABELS, FeedbackRepository, Mark
 
 
 @click.command("mark")
-@click.argument("target", metavar="RUN_ID[/STEP]")
+@click.argument("target", metavar="RUN_ID[/STEP]", shell_complete=run_ids)
 @click.argument("label", type=click.Choice(LABELS))
 @click.option("--comment", default=None, help="Why, in a few words.")
 @click.option("--by", "marked_by", default=None, help="Who marks (default: your login name).")

@@ -20,6 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.completion import pipeline_names
 from vectorstep.cli.interactive import ask_at_terminal
 from vectorstep.cli.output import Output
 from vectorstep.cli.progress import Progress
@@ -45,7 +46,7 @@ from vectorstep.telemetry import configure as configure_tracing
 
 
 @click.command("run")
-@click.argument("pipeline")
+@click.argument("pipeline", shell_complete=pipeline_names)
 @click.option("--payload", "payload_path", type=click.Path(path_type=Path, dir_okay=False), help="JSON payload file.")
 @click.option(
     "--source",

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import click
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.completion import run_ids
 from vectorstep.cli.output import Output, duration
 from vectorstep.cli.show import print_run
 from vectorstep.domain.records import RunRecord
-from vectorstep.domain.status import RunStatus
+from vectorstep.domain.status import RunStatus, exit_code
 from vectorstep.spec.settings import Settings
 from vectorstep.store.runs import RunFilter
 
@@ -60,7 +62,7 @@ def list_command(status: str | None, pipeline: str | None, limit: int, as_json: 
 
 
 @runs_group.command("show")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=run_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 @config_option
 @reports_errors
@@ -73,6 +75,47 @@ def show_command(run_id: str, as_json: bool, config_path: Path | None) -> int:
     else:
         print_run(run, out, show_log=True)
     return 0
+
+
+@runs_group.command("watch")
+@click.argument("run_id", shell_complete=run_ids)
+@click.option(
+    "--interval", type=click.FloatRange(0.1, 60), default=0.5, show_default=True, help="Seconds between looks."
+)
+@config_option
+@reports_errors
+def watch_command(run_id: str, interval: float, config_path: Path | None) -> int:
+    """Follow a run as it happens (in any process): its log lines as they are written, then its steps.
+
+    Exits with the run's exit code once it ends (0 completed or stopped, 3 escalated, 4 aborted, 1
+    otherwise); Ctrl-C stops watching, not the run."""
+    run = run_async(_watch(settings_from(config_path), run_id, interval, Output()))
+    return exit_code(run.status)
+
+
+async def _watch(settings: Settings, given: str, interval: float, out: Output) -> RunRecord:
+    runs = await open_runs(settings)
+    try:
+        run_id = await runs.resolve_run_id(given)
+        shown = 0
+        while True:
+            run = await runs.get_run(run_id, with_log=True)
+            if shown == 0:
+                out.line(
+                    f"watching run {run.run_id}  {run.pipeline}  [{run.stage}] (Ctrl-C stops watching)", style="bold"
+                )
+            for entry in run.log[shown:]:
+                style = "yellow" if entry.level == "warning" else None
+                step = f"{entry.step}: " if entry.step else ""
+                out.line(f"  {entry.ts.strftime('%H:%M:%S.%f')[:-3]} {step}{entry.message}", style=style)
+            shown = len(run.log)
+            if run.status.is_terminal:
+                out.line()
+                print_run(run, out)
+                return run
+            await asyncio.sleep(interval)
+    finally:
+        await runs.database.dispose()
 
 
 async def _list(settings: Settings, where: RunFilter, limit: int) -> list[RunRecord]:

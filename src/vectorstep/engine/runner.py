@@ -234,7 +234,7 @@ class Runner:
             await self._observers.notify(RunWaitingOnChild(run.run_id, parked.child_run_id, log_entry))
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except RunParked:  # it waits for a person without holding anything; a resumer continues it
-            await self._stopped(run.run_id, drive.totals)
+            await self._stopped(run.run_id, drive.totals, parked=True)
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except Exception as unexpected:  # a bug of ours must not strand the run as `running`
             log.exception("run %s failed unexpectedly", run.run_id)
@@ -377,10 +377,15 @@ class Runner:
             )
         return None
 
-    async def _stopped(self, run_id: str, totals: _Totals) -> None:
-        """This process stops: a run waiting on a person stays waiting (anyone may resume it later)."""
+    async def _stopped(self, run_id: str, totals: _Totals, *, parked: bool = False) -> None:
+        """This process stops driving the run (it stops, or it parks the run): a run waiting on a person
+        stays waiting, and anyone may resume it once the decision is in."""
         if run_id in self._waiting:
-            message = "this process stopped while the run waited for a person; it stays waiting and can be resumed"
+            message = (
+                "parked while it waits for a person: no worker is held; it continues once the approval is decided"
+                if parked
+                else "this process stopped while the run waited for a person; it stays waiting and can be resumed"
+            )
             await self._observers.notify(RunDetached(run_id, self._log(run_id, "run_detached", message)))
             return
         await self._finish(run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals)
