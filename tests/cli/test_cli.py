@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import httpx
 
 from tests.conftest import run_cli, tool_server_config
 from vectorstep.store.migrate import HEAD_REVISION
@@ -177,6 +180,8 @@ def test_the_demo_runs_offline_and_says_where_to_look(tmp_path: Path) -> None:
     assert "status: completed" in result.stdout
     assert "status: escalated — step propose-remediation escalated" in result.stdout
     assert "Where to look next" in result.stdout and "vectorstep runs show" in result.stdout
+    assert "serve --config " in result.stdout and "--database sqlite:///./vectorstep.db" in result.stdout
+    served_with_the_samples(tmp_path)
     assert (tmp_path / "vectorstep.db").exists()
     listed = run_cli("runs", "list", "--json", "--limit", "100", cwd=tmp_path)
     runs = json.loads(listed.stdout)
@@ -299,3 +304,33 @@ def test_the_shell_completes_pipeline_names_and_run_ids(project: ProjectDir) -> 
     assert complete("vectorstep run che") == ["plain,checkout"]
     assert complete(f"vectorstep runs show {run_id[:4]}") == [f"plain,{run_id}"]
     assert complete("vectorstep runs show zzz") == []
+
+
+def served_with_the_samples(tmp_path: Path) -> None:
+    """The demo's runs and the sample pipelines in one service, as the demo and the README say."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    samples = Path(__file__).parents[2] / "samples" / "vectorstep.yaml"
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("VECTORSTEP_")}
+    command = ["serve", "--config", str(samples), "--database", "sqlite:///./vectorstep.db", "--port", str(port)]
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", *command],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            try:
+                runs = httpx.get(f"http://127.0.0.1:{port}/api/runs", params={"limit": 100}, timeout=2).json()["runs"]
+                pipelines = httpx.get(f"http://127.0.0.1:{port}/api/pipelines", timeout=2).json()["pipelines"]
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+    finally:
+        serving.terminate()
+        serving.wait(timeout=20)
+    assert {run["pipeline"] for run in runs} >= {"checkout-5xx", "trust-vector-remediation", "calibration-oversold"}
+    assert {pipeline["name"] for pipeline in pipelines} >= {"checkout-5xx", "calibration-honest"}

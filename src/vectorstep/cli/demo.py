@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -190,19 +192,35 @@ def _next_steps(out: Output, samples: Path, records: list[RunRecord]) -> None:
     out.line()
     out.line("Where to look next", style="bold")
     example = records[-1].run_id[:12] if records else "<run id>"
+    command = _command()
+    if command != "vectorstep":
+        out.line(f"(`vectorstep` is not on your PATH here: run it as {command}, or `source .venv/bin/activate` first)")
+    config = samples / "vectorstep.yaml"
     rows = [
-        ("vectorstep runs list", "every run, newest first"),
-        (f"vectorstep runs show {example}", "one run: its steps, trust and log"),
-        (f"vectorstep runs show {example} --json", "the whole record, with each agent's tool calls"),
-        ("vectorstep serve", "the same runs in the browser, Trust panels and all: http://127.0.0.1:8080/ui/"),
+        (f"{command} runs list", "every run, newest first"),
+        (f"{command} runs show {example}", "one run: its steps, trust and log"),
+        (f"{command} runs show {example} --json", "the whole record, with each agent's tool calls"),
         (
-            "vectorstep calibration show",
-            "each agent's track record: reliability per bin, ECE, Brier, which signal predicts",
+            f"{command} serve --config {config} --database sqlite:///./vectorstep.db",
+            "these runs and the sample pipelines in the browser, Trust panels and all: http://127.0.0.1:8080/ui/",
         ),
-        ("  …/ui/calibration", "the same as reliability diagrams, in the browser"),
-        (f"{samples / 'pipelines'}/", "the pipeline; agents/ holds the scripted agents"),
-        (f"vectorstep run checkout-5xx --config {samples / 'vectorstep.yaml'} --payload <file>", "your own alert"),
+        (f"{command} calibration show", "each agent's track record: reliability per bin, ECE, Brier, AUROC per signal"),
+        (f"{samples / 'pipelines'}/", "the pipelines; agents/ holds the scripted agents"),
+        (f"{command} run checkout-5xx --config {config} --payload <file>", "your own alert"),
+        (f"{command} init my-project", "a project of your own that runs offline at once"),
     ]
-    for command, purpose in rows:
-        out.line(f"  {command}")
+    for line, purpose in rows:
+        out.line(f"  {line}")
         out.line(f"      {purpose}", style="dim")
+
+
+def _command() -> str:
+    """How to call `vectorstep` from this shell: its name when it is on the PATH, else its path."""
+    if shutil.which("vectorstep"):
+        return "vectorstep"
+    beside = Path(sys.executable).parent / "vectorstep"
+    if not beside.exists():
+        return "vectorstep"
+    with contextlib.suppress(ValueError):
+        return str(beside.relative_to(Path.cwd()))
+    return str(beside)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 import socket
@@ -13,7 +14,7 @@ from vectorstep.cli.common import config_option, reports_errors, run_async, sett
 from vectorstep.cli.output import Output
 from vectorstep.domain.events import RUN_LOGGER
 from vectorstep.errors import ConfigError
-from vectorstep.spec.settings import Settings, redact_url
+from vectorstep.spec.settings import Settings, redact_url, resolve_database_url
 from vectorstep.store.database import connect
 from vectorstep.store.migrate import upgrade
 
@@ -22,10 +23,17 @@ from vectorstep.store.migrate import upgrade
 @config_option
 @click.option("--host", default=None, help="Address to listen on (default: server.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Port (default: server.port, 8080).")
+@click.option(
+    "--database",
+    default=None,
+    help="Database URL instead of the settings' (a relative SQLite path is from here), e.g. sqlite:///./vectorstep.db.",
+)
 @reports_errors
-def serve_command(config_path: Path | None, host: str | None, port: int | None) -> int:
+def serve_command(config_path: Path | None, host: str | None, port: int | None, database: str | None) -> int:
     """Serve the webhook, the API under /api, the UI under /ui and /metrics."""
     settings = settings_from(config_path)
+    if database is not None:
+        settings = dataclasses.replace(settings, database_url=resolve_database_url(database, Path.cwd()))
     host = host or settings.spec.server.host
     port = port or settings.spec.server.port
     refuse_open_exposure(settings, host)
