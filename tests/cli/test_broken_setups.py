@@ -1,0 +1,66 @@
+"""Broken setups people really have: each is one clear line naming what is wrong, exit code 2, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from vectorstep.testing import ProjectDir, answer
+
+PIPELINE = {"name": "p", "steps": [{"name": "s", "executor": "gateway", "executor_config": {"agent": "a"}}]}
+
+
+def setup(root: Path, settings: str | None = None, *, agent_model: str = "scripted") -> ProjectDir:
+    project = ProjectDir(root)
+    project.agent("a", {"name": "a", "model": agent_model, "script": [{"answer": answer(0.9)}]})
+    project.pipeline("p", PIPELINE)
+    if settings is not None:
+        (root / "vectorstep.yaml").write_text(settings, encoding="utf-8")
+    return project
+
+
+CASES = [
+    ("yaml-syntax", "database: {url: [unclosed\n", ("validate", "."), "vectorstep.yaml"),
+    ("unknown-key", "databse: {url: 'sqlite:///./x.db'}\n", ("validate", "."), "did you mean 'database'"),
+    ("wrong-type", "limits: {max_concurrent_runs: many}\n", ("validate", "."), "limits.max_concurrent_runs"),
+    ("unset-variable", "database: {url: '${NO_SUCH_DATABASE_URL}'}\n", ("runs", "list"), "NO_SUCH_DATABASE_URL"),
+    (
+        "unreachable-postgres",
+        "database: {url: 'postgresql+asyncpg://vs:secret@127.0.0.1:9/vs'}\n",
+        ("runs", "list"),
+        "cannot reach the database",
+    ),
+    ("unknown-database", "database: {url: 'mysql://db/vs'}\n", ("runs", "list"), "database.url"),
+    ("short-token", "auth: {tokens: [{name: a, token: short, role: admin}]}\n", ("serve",), "auth.tokens"),
+    ("bad-bin-width", "calibration: {bin_width: 0.125}\n", ("validate", "."), "multiple of 0.01"),
+    ("missing-config", None, ("--help",), ""),
+]
+
+
+@pytest.mark.parametrize(("settings", "command", "says"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_a_broken_setup_is_one_clear_error_without_a_traceback(
+    tmp_path: Path, settings: str | None, command: tuple[str, ...], says: str
+) -> None:
+    project = setup(tmp_path / "project", settings)
+    if settings is None:  # a --config that does not exist
+        command = ("runs", "list", "--config", "nope.yaml")
+        says = "nope.yaml"
+    result = run_cli(*command, cwd=project.root, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    assert says in result.stderr + result.stdout
+    assert "secret" not in result.stderr  # a password in a URL is never printed
+
+
+def test_a_payload_that_is_not_json_and_an_agent_with_an_unknown_model_are_located(tmp_path: Path) -> None:
+    project = setup(tmp_path / "project")
+    (project.root / "alert.json").write_text("{not json", encoding="utf-8")
+    bad_payload = run_cli("run", "p", "--payload", "alert.json", cwd=project.root)
+    assert bad_payload.returncode == 2 and "alert.json" in bad_payload.stderr and "Traceback" not in bad_payload.stderr
+    project.agent("a", {"name": "a", "model": "gpt-4o"})
+    unknown_model = run_cli("validate", ".", cwd=project.root)
+    said = unknown_model.stderr + unknown_model.stdout
+    assert unknown_model.returncode == 2 and "agents/a/agent.yaml:" in said and "unknown model 'gpt-4o'" in said
+    assert "Traceback" not in said
