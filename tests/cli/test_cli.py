@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import run_cli, tool_server_config
+from vectorstep.cli.output import clipped
 from vectorstep.store.migrate import HEAD_REVISION
 from vectorstep.testing import ProjectDir, alertmanager_payload, answer
 
@@ -334,3 +335,16 @@ def served_with_the_samples(tmp_path: Path) -> None:
         serving.wait(timeout=20)
     assert {run["pipeline"] for run in runs} >= {"checkout-5xx", "trust-vector-remediation", "calibration-oversold"}
     assert {pipeline["name"] for pipeline in pipelines} >= {"checkout-5xx", "calibration-honest"}
+
+
+def test_run_json_keeps_stdout_for_the_record_and_tells_progress_on_stderr(project: ProjectDir) -> None:
+    small_project(project)
+    ran = run_cli("run", "checkout", "--payload", "alert.json", "--json", cwd=project.root)
+    assert json.loads(ran.stdout)["status"] == "completed"  # stdout is the record alone
+    assert "triage (gateway)" in ran.stderr and "completed" in ran.stderr
+
+
+def test_reasons_are_clipped_at_a_word_not_in_one() -> None:
+    reason = "step investigate escalated: combined_trust 0.42 is below its confidence_threshold 0.75"
+    assert clipped(reason, 60) == "step investigate escalated: combined_trust 0.42 is below…"
+    assert clipped("short", 60) == "short" and len(clipped("x" * 80, 60)) == 60

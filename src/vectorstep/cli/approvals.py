@@ -95,7 +95,7 @@ async def _list(settings: Settings, status: ApprovalStatus | None) -> list[Appro
 async def _decide(settings: Settings, approval_id: str, approve: bool, by: str) -> int:
     out = Output()
     project = load_project(settings)
-    async with session(settings, project, as_json=False) as active:
+    async with session(settings, project) as active:
         if active.engine.desk is None:  # pragma: no cover - a session always has a desk
             raise ConfigError.single(settings.source, "no approval desk")
         approval, changed = await active.engine.desk.decide(approval_id, approve, by)
@@ -153,7 +153,7 @@ def resume_command(run_id: str, config_path: Path | None) -> int:
 
 async def _resume(settings: Settings, given: str) -> int:
     out = Output()
-    async with session(settings, load_project(settings), as_json=False) as active:
+    async with session(settings, load_project(settings)) as active:
         run_id = await active.runs.resolve_run_id(given)
         run: RunRecord = await active.runs.get_run(run_id)
         if run.status is not RunStatus.WAITING:

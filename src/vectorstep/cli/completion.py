@@ -16,6 +16,7 @@ import click
 from click.shell_completion import CompletionItem
 from sqlalchemy import Row, Select, select
 
+from vectorstep.cli.output import clipped
 from vectorstep.spec.project import load_project
 from vectorstep.spec.settings import Settings, find_config, load_settings
 from vectorstep.store.database import connect
@@ -32,7 +33,7 @@ def pipeline_names(context: click.Context, _: click.Parameter, incomplete: str) 
     with contextlib.suppress(Exception):
         project = load_project(_settings(context))
         return [
-            CompletionItem(name, help=loaded.spec.description[:60] or None)
+            CompletionItem(name, help=clipped(loaded.spec.description, 60) or None)
             for name, loaded in sorted(project.pipelines.items())
             if name.startswith(incomplete)
         ]

@@ -146,7 +146,7 @@ def _play(out: Output, samples: Path, settings: Settings, database_url: str) -> 
 
     async def play() -> list[RunRecord]:
         records: list[RunRecord] = []
-        async with session(settings, project, as_json=False) as active:
+        async with session(settings, project) as active:
             for number, (scenario, loaded, context) in enumerate(jobs, start=1):
                 out.line()
                 out.line(f"{number}/{len(SCENARIOS)}  {scenario.title}", style="bold cyan")

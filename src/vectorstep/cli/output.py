@@ -64,6 +64,15 @@ class Output:
             )
 
 
+def clipped(text: str, width: int) -> str:
+    """`text` within `width` characters, cut at a word's end with an ellipsis, never mid-word."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rstrip()
+    space = cut.rfind(" ")
+    return (cut[:space].rstrip(" ,;:") if space > width // 2 else cut) + "…"
+
+
 def duration(ms: float | None) -> str:
     if ms is None:
         return "—"

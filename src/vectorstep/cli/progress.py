@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vectorstep.cli.output import STATUS_STYLES, Output, duration
+from vectorstep.cli.output import STATUS_STYLES, Output, clipped, duration
 from vectorstep.domain.events import RunEvent, RunLogged, RunResumed, RunWaiting, StepFinished, StepStarted
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.trust.explain import score_text as score
@@ -22,7 +22,7 @@ class Progress:
             record = event.record
             detail = f"S={score(record.confidence)}" if record.confidence is not None else ""
             if record.error:
-                detail = f"{record.error_kind}: {record.error[:160]}"
+                detail = f"{record.error_kind}: {clipped(record.error, 160)}"
             self._out.line(
                 f"  {record.status.value} {detail} ({duration(record.duration_ms)})",
                 style=STATUS_STYLES.get(record.status.value),

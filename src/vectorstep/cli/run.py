@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import socket
 import sys
@@ -27,7 +26,7 @@ from vectorstep.cli.progress import Progress
 from vectorstep.cli.show import print_run
 from vectorstep.clock import SystemClock
 from vectorstep.domain.context import NormalisedContext
-from vectorstep.domain.events import RUN_LOGGER, RunObserver
+from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import ResumePoint, RunRecord
 from vectorstep.domain.status import exit_code
 from vectorstep.engine.preflight import preflight, settings_problems
@@ -65,7 +64,7 @@ def run_command(
     project = load_project(settings)
     loaded = runnable_pipeline(project, pipeline)
     context = read_context(payload_path, source)
-    record = run_async(execute(settings, project, loaded, context, as_json=as_json))
+    record = run_async(execute(settings, project, loaded, context))
     out = Output()
     if as_json:
         out.json(record.as_json())
@@ -84,9 +83,9 @@ def runnable_pipeline(project: Project, name_or_path: str) -> LoadedPipeline:
 
 
 async def execute(
-    settings: Settings, project: Project, loaded: LoadedPipeline, context: NormalisedContext, *, as_json: bool
+    settings: Settings, project: Project, loaded: LoadedPipeline, context: NormalisedContext
 ) -> RunRecord:
-    async with session(settings, project, as_json=as_json) as active:
+    async with session(settings, project) as active:
         return await active.run(loaded, context)
 
 
@@ -115,7 +114,7 @@ class Session:
 
 
 @asynccontextmanager
-async def session(settings: Settings, project: Project, *, as_json: bool) -> AsyncIterator[Session]:
+async def session(settings: Settings, project: Project) -> AsyncIterator[Session]:
     runs = await open_runs(settings)
     approvals = ApprovalRepository(runs.database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -126,10 +125,9 @@ async def session(settings: Settings, project: Project, *, as_json: bool) -> Asy
         from vectorstep.telemetry_spans import TraceObserver  # noqa: PLC0415 - only when tracing
 
         observers.append(TraceObserver())
-    if not as_json or progress_out.is_terminal:
-        observers.append(progress)
-    else:  # nobody prints progress lines: runs' warnings still reach stderr, through the log
-        logging.getLogger(RUN_LOGGER).setLevel(logging.WARNING)
+    # Progress goes to stderr with --json too: the record is stdout's alone, and someone waiting on a
+    # person needs the approval id while the run waits.
+    observers.append(progress)
     interactive = sys.stdin.isatty() and progress_out.is_terminal
     renewing = asyncio.create_task(keep_leases(runs, owner, SystemClock()))
     try:

@@ -9,7 +9,7 @@ import click
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.completion import run_ids
-from vectorstep.cli.output import Output, duration
+from vectorstep.cli.output import Output, clipped, duration
 from vectorstep.cli.show import print_run
 from vectorstep.domain.records import RunRecord
 from vectorstep.domain.status import RunStatus, exit_code
@@ -53,7 +53,7 @@ def list_command(status: str | None, pipeline: str | None, limit: int, as_json: 
             run.stage,
             run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             duration((run.finished_at - run.started_at).total_seconds() * 1000) if run.finished_at else "—",
-            (run.error or "")[:60],
+            clipped(run.error or "", 60),
         )
         for run in runs
     ]
