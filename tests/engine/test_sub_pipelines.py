@@ -187,6 +187,9 @@ async def test_a_child_waiting_for_a_person_parks_its_parent_until_the_child_end
         child = await _until(service, child_id, RunStatus.WAITING)
         assert parent.log[-1].message.startswith(f"waiting for its sub-pipeline run {child_id}")
         assert [step.name for step in parent.steps] == ["triage"]  # diagnose has not finished
+        # While they wait, each run shows what its finished steps spent.
+        assert parent.input_tokens == parent.steps[0].total_input_tokens > 0
+        assert child.input_tokens == child.steps[0].total_input_tokens > 0
         (approval,) = await service.approvals.for_run(child.run_id)
         await service.decide(approval.id, True, "alice")
         await _until(service, child_id, RunStatus.COMPLETED)

@@ -63,6 +63,9 @@ class RunWaitingOnChild:
     run_id: str
     child_run_id: str
     log: LogEntry
+    input_tokens: int = 0  # what its finished steps spent so far
+    output_tokens: int = 0
+    cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -75,10 +78,14 @@ class RunResumed:
 
 @dataclass(frozen=True)
 class RunDetached:
-    """The process stopped while the run waited on a person: the run stays `waiting`, free to resume."""
+    """The process stopped driving the run while it waited on a person: the run stays `waiting`, free
+    to resume, with what its finished steps spent so far."""
 
     run_id: str
     log: LogEntry
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,11 @@ class Runner:
         except WaitingOnChild as parked:  # its child waits: the parent continues once the child has ended
             message = f"waiting for its sub-pipeline run {parked.child_run_id}; it holds no worker meanwhile"
             log_entry = self._log(run.run_id, "run_waiting", message)
-            await self._observers.notify(RunWaitingOnChild(run.run_id, parked.child_run_id, log_entry))
+            totals = drive.totals
+            waiting = RunWaitingOnChild(
+                run.run_id, parked.child_run_id, log_entry, totals.input_tokens, totals.output_tokens, totals.cost
+            )
+            await self._observers.notify(waiting)
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except RunParked:  # it waits for a person without holding anything; a resumer continues it
             await self._stopped(run.run_id, drive.totals, parked=True)
@@ -386,7 +390,14 @@ class Runner:
                 if parked
                 else "this process stopped while the run waited for a person; it stays waiting and can be resumed"
             )
-            await self._observers.notify(RunDetached(run_id, self._log(run_id, "run_detached", message)))
+            detached = RunDetached(
+                run_id,
+                self._log(run_id, "run_detached", message),
+                input_tokens=totals.input_tokens,
+                output_tokens=totals.output_tokens,
+                cost=totals.cost,
+            )
+            await self._observers.notify(detached)
             return
         await self._finish(run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals)
 

@@ -213,11 +213,16 @@ class RunRepository:
             lambda connection: [(str(row[0]), str(row[1])) for row in connection.execute(query)]
         )
 
-    async def set_status(self, run_id: str, status: RunStatus, log: LogEntry) -> None:
+    async def set_status(
+        self, run_id: str, status: RunStatus, log: LogEntry, *, spent: tuple[int, int, float | None] | None = None
+    ) -> None:
+        """The run's status; with `spent` (input tokens, output tokens, cost), what it has spent so far."""
+
         def work(connection: Connection) -> None:
-            connection.execute(
-                update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(status=status.value, updated_at=log.ts)
-            )
+            values: dict[str, Any] = {"status": status.value, "updated_at": log.ts}
+            if spent is not None:
+                values.update(input_tokens=spent[0], output_tokens=spent[1], cost=spent[2])
+            connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
             connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)

@@ -38,13 +38,14 @@ class StoreWriter:
             await self._runs.insert_step(event.record, event.log)
         elif isinstance(event, StepStarted | RunLogged):
             await self._runs.append_log(event.log)
-        elif isinstance(event, RunWaiting | RunWaitingOnChild | RunResumed):
+        elif isinstance(event, RunWaiting | RunResumed):
             status = RunStatus.RUNNING if isinstance(event, RunResumed) else RunStatus.WAITING
             await self._runs.set_status(event.run_id, status, event.log)
-            if isinstance(event, RunWaitingOnChild):  # parked: whoever sees the child end continues it
-                await self._release(event.run_id)
-        elif isinstance(event, RunDetached):
-            await self._runs.append_log(event.log)
+        elif isinstance(event, RunWaitingOnChild | RunDetached):
+            # Parked (it waits for its child, or for a person, holding no worker): whoever sees the wait
+            # end continues it. Meanwhile the run shows what its finished steps spent.
+            spent = (event.input_tokens, event.output_tokens, event.cost)
+            await self._runs.set_status(event.run_id, RunStatus.WAITING, event.log, spent=spent)
             await self._release(event.run_id)
         elif isinstance(event, RunFinished):
             await self._runs.finish_run(
