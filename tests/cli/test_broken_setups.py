@@ -64,3 +64,16 @@ def test_a_payload_that_is_not_json_and_an_agent_with_an_unknown_model_are_locat
     said = unknown_model.stderr + unknown_model.stdout
     assert unknown_model.returncode == 2 and "agents/a/agent.yaml:" in said and "unknown model 'gpt-4o'" in said
     assert "Traceback" not in said
+
+
+def test_commands_that_only_read_history_need_no_secret_they_never_use(tmp_path: Path) -> None:
+    settings = (
+        "database: {url: 'sqlite:///./runs.db'}\n"
+        "notifications: {slack: {bot_token: '${NO_SLACK_TOKEN_HERE}', channel: '#ops'}}\n"
+    )
+    project = setup(tmp_path / "project", settings)
+    for command in (("runs", "list"), ("approvals", "list"), ("calibration", "show")):
+        result = run_cli(*command, cwd=project.root)
+        assert result.returncode == 0, (command, result.stderr)
+    ran = run_cli("run", "p", cwd=project.root)  # a run may notify: there the variable is needed
+    assert ran.returncode == 2 and "${NO_SLACK_TOKEN_HERE} is not set" in ran.stderr

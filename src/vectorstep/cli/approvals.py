@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.common import HISTORY_KEYS, config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.completion import approval_ids, run_ids
 from vectorstep.cli.interactive import terminal_user
 from vectorstep.cli.output import Output
@@ -40,7 +40,9 @@ def approvals_group() -> None:
 @reports_errors
 def list_command(show_all: bool, as_json: bool, config_path: Path | None) -> int:
     """Pending approvals, newest first."""
-    found = run_async(_list(settings_from(config_path), None if show_all else ApprovalStatus.PENDING))
+    found = run_async(
+        _list(settings_from(config_path, only=HISTORY_KEYS), None if show_all else ApprovalStatus.PENDING)
+    )
     out = Output()
     if as_json:
         out.json([approval.as_json() for approval in found])

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.common import HISTORY_KEYS, config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.output import Output
 from vectorstep.spec.settings import Settings
 from vectorstep.store.calibration import CalibrationRepository
@@ -31,7 +31,7 @@ def show_command(
 ) -> int:
     """Each bucket (step, agent, model, prompt, agent version): reliability per bin, ECE and Brier, and
     how well S, V, G and combined trust tell correct work from incorrect."""
-    settings = settings_from(config_path)
+    settings = settings_from(config_path, only=HISTORY_KEYS)
     found = run_async(_buckets(settings, pipeline, step, agent))
     out = Output()
     if as_json:

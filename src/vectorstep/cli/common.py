@@ -34,8 +34,13 @@ config_option = click.option(
 )
 
 
-def settings_from(config_path: Path | None) -> Settings:
-    return load_settings(find_config(config_path))
+# What commands that only read the history use of the settings: the rest is not read, so a variable
+# set only where the service runs (a Slack token, say) need not be set for `runs list`.
+HISTORY_KEYS = ("database", "calibration", "public_vars")
+
+
+def settings_from(config_path: Path | None, *, only: tuple[str, ...] | None = None) -> Settings:
+    return load_settings(find_config(config_path), only=only)
 
 
 async def open_runs(settings: Settings) -> RunRepository:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.common import HISTORY_KEYS, config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.completion import run_ids
 from vectorstep.cli.output import Output
 from vectorstep.clock import SystemClock
@@ -31,7 +31,7 @@ def mark_command(target: str, label: str, comment: str | None, marked_by: str | 
     """Mark a run, or one of its steps, correct, partial or incorrect (a unique run id prefix is enough)."""
     run_id, _, step = target.partition("/")
     wanted = Mark(run_id, step or None, label, comment, marked_by or getpass.getuser(), SystemClock().now())
-    mark = run_async(_mark(settings_from(config_path), wanted))
+    mark = run_async(_mark(settings_from(config_path, only=HISTORY_KEYS), wanted))
     what = f"step {mark.step} of run {mark.run_id[:12]}" if mark.step else f"run {mark.run_id[:12]}"
     Output().line(f"marked {what} {mark.label} (by {mark.marked_by})")
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
+from vectorstep.cli.common import HISTORY_KEYS, config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.completion import run_ids
 from vectorstep.cli.output import Output, clipped, duration
 from vectorstep.cli.show import print_run
@@ -31,7 +31,9 @@ def runs_group() -> None:
 @reports_errors
 def list_command(status: str | None, pipeline: str | None, limit: int, as_json: bool, config_path: Path | None) -> int:
     """The most recent runs, newest first."""
-    runs = run_async(_list(settings_from(config_path), RunFilter(status=status, pipeline=pipeline), limit))
+    runs = run_async(
+        _list(settings_from(config_path, only=HISTORY_KEYS), RunFilter(status=status, pipeline=pipeline), limit)
+    )
     out = Output()
     if as_json:
         out.json([run.as_json() for run in runs])
@@ -68,7 +70,7 @@ def list_command(status: str | None, pipeline: str | None, limit: int, as_json: 
 @reports_errors
 def show_command(run_id: str, as_json: bool, config_path: Path | None) -> int:
     """One run: its steps, outcome and log (RUN_ID may be a unique prefix)."""
-    run = run_async(_show(settings_from(config_path), run_id))
+    run = run_async(_show(settings_from(config_path, only=HISTORY_KEYS), run_id))
     out = Output()
     if as_json:
         out.json(run.as_json())
@@ -89,7 +91,7 @@ def watch_command(run_id: str, interval: float, config_path: Path | None) -> int
 
     Exits with the run's exit code once it ends (0 completed or stopped, 3 escalated, 4 aborted, 1
     otherwise); Ctrl-C stops watching, not the run."""
-    run = run_async(_watch(settings_from(config_path), run_id, interval, Output()))
+    run = run_async(_watch(settings_from(config_path, only=HISTORY_KEYS), run_id, interval, Output()))
     return exit_code(run.status)
 
 

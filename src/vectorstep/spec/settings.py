@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,13 +69,17 @@ def load_settings(
     config_path: Path | None,
     *,
     environ: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
 ) -> Settings:
-    """Load `config_path` (None: the embedded defaults, relative to the working directory)."""
+    """Load `config_path` (None: the embedded defaults, relative to the working directory).
+
+    With `only`, just those top-level keys are read; the rest keep their defaults (for commands that
+    only read the database, say)."""
     locations: SourceMap | None = None
     if config_path is None:
         spec = ServiceSpec()
     else:
-        document = load_document(config_path, environ=environ)
+        document = load_document(config_path, environ=environ, only=only)
         if document.data is None:
             document = Document(data={}, source=SourceMap(Location(display_path(config_path), 1)), path=config_path)
         spec = validate_document(ServiceSpec, document)

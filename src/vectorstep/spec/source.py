@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,8 +131,18 @@ class Document:
     path: Path
 
 
-def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text: str | None = None) -> Document:
-    """Read `path` (or `text`, shown as `path`), expand `${VAR}` and return plain data with locations."""
+def load_document(
+    path: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    text: str | None = None,
+    only: Collection[str] | None = None,
+) -> Document:
+    """Read `path` (or `text`, shown as `path`), expand `${VAR}` and return plain data with locations.
+
+    With `only`, a top-level mapping keeps just those keys: what a caller never reads is neither
+    expanded nor checked (a variable set only where the service runs need not be set for `runs list`).
+    """
     shown = display_path(path)
     if text is None:
         try:
@@ -162,6 +172,7 @@ def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text:
     # written in Python can be started with the same installed packages.
     environ = {"VECTORSTEP_PYTHON": sys.executable, **(os.environ if environ is None else environ)}
     converter = _Converter(shown, source, environ, problems)
+    _keep_only(node, only)
     try:
         data = converter.convert(node, (), 1)
     except _TooLarge as too_large:
@@ -169,6 +180,12 @@ def load_document(path: Path, *, environ: Mapping[str, str] | None = None, text:
     if problems:
         raise ConfigError(problems)
     return Document(data=data, source=source, path=path)
+
+
+def _keep_only(node: Any, only: Collection[str] | None) -> None:
+    if only is not None and isinstance(node, MutableMapping):
+        for key in [key for key in node if str(key) not in only]:
+            del node[key]
 
 
 def _too_deep(text: str) -> tuple[int, str] | None:
