@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,12 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import tool_server_config
 from tests.fixtures.dialect_gateway import ExistingGateway, existing_client_turn, running
 from tests.fixtures.served_app import ServedApp
+from tests.fixtures.threaded import websocket_server
 from vectorstep.engine.services import Engine
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.grounding.transcript import build_transcript
@@ -260,9 +260,6 @@ async def test_our_gateway_serves_the_rest_routes_existing_services_read(ours: S
 @contextmanager
 def misbehaving(*frames: Any, hello: dict[str, Any] | None = None) -> Iterator[str]:
     """A gateway that answers `connect` with `hello`, then sends `frames` (text as is) to any request."""
-    loop = asyncio.new_event_loop()
-    ready, address = threading.Event(), {}
-    stop: asyncio.Future[None] | None = None
 
     async def session(socket: ServerConnection) -> None:
         with contextlib.suppress(ConnectionClosed):  # the client leaves once it has seen enough
@@ -275,23 +272,8 @@ def misbehaving(*frames: Any, hello: dict[str, Any] | None = None) -> Iterator[s
                 await socket.send(frame if isinstance(frame, str) else json.dumps({**frame, "id": agent_id}))
             await socket.wait_closed()
 
-    async def main() -> None:
-        nonlocal stop
-        stop = loop.create_future()
-        async with serve(session, "127.0.0.1", 0) as server:
-            address["url"] = f"ws://127.0.0.1:{next(iter(server.sockets)).getsockname()[1]}"
-            ready.set()
-            await stop
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
-    thread.start()
-    ready.wait(10)
-    try:
-        yield address["url"]
-    finally:
-        loop.call_soon_threadsafe(lambda: stop.set_result(None) if stop and not stop.done() else None)
-        thread.join(10)
-        loop.close()
+    with websocket_server(session) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
 from vectorstep.domain.calibration import Bucket, label_of
 from vectorstep.domain.calibration_report import BucketReport, LabelledStep, bucket_report
 from vectorstep.spec.service import CalibrationSettingsSpec
-from vectorstep.store.calibration_cells import SCORES, counts
+from vectorstep.store.calibration_cells import counts, latest_marks
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
@@ -130,8 +130,8 @@ class CalibrationRepository:
             if not found:
                 return []
             run_ids = {row.run_id for row in found}
-            own = _latest(connection, step_feedback, run_ids, with_step=True)
-            of_run = _latest(connection, run_feedback, run_ids, with_step=False)
+            own = latest_marks(connection, step_feedback, with_step=True, run_ids=run_ids)
+            of_run = latest_marks(connection, run_feedback, with_step=False, run_ids=run_ids)
             labelled: list[LabelledStep] = []
             for row in found:
                 label = label_of(
@@ -157,16 +157,3 @@ class CalibrationRepository:
 
 def _same(column: Any, value: str | None) -> Any:
     return column.is_(None) if value is None else column == value
-
-
-def _latest(
-    connection: Connection, table: Any, run_ids: set[str], *, with_step: bool
-) -> dict[tuple[str, str | None], float]:
-    """The latest mark per run (and step): re-marking replaces, the history stays in the table."""
-    columns = table.c
-    keys = [columns.run_id, *([columns.step_name] if with_step else [])]
-    newest = (
-        select(*keys, func.max(columns.id).label("id")).where(columns.run_id.in_(run_ids)).group_by(*keys).subquery()
-    )
-    rows = connection.execute(select(table).join(newest, columns.id == newest.c.id)).mappings()
-    return {(row["run_id"], row["step_name"] if with_step else None): SCORES[row["label"]] for row in rows}

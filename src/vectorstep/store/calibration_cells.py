@@ -10,7 +10,7 @@ is made in the transaction that stores the step or the mark, so counters and his
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, select, update
@@ -140,8 +140,8 @@ def rebuild(connection: Connection) -> int:
         .join(pipeline_runs, runs.id == steps.run_id)
         .where(runs.stage == "production", steps.effective_confidence.is_not(None))
     ).all()
-    own = _latest_marks(connection, step_feedback, with_step=True)
-    of_run = _latest_marks(connection, run_feedback, with_step=False)
+    own = latest_marks(connection, step_feedback, with_step=True)
+    of_run = latest_marks(connection, run_feedback, with_step=False)
     totals: dict[tuple[str, int], list[float]] = {}
     counted = 0
     cleared = {"calibration_bucket": None, "calibration_cell": None, "calibration_label": None}
@@ -152,7 +152,7 @@ def rebuild(connection: Connection) -> int:
         key = _bucket_of_row(row).key
         cell = cell_of(row.effective_confidence)
         failed = row.deterministic_passed is False
-        label = label_of(own.get((row.run_id, row.step_name)), failed, of_run.get(row.run_id))
+        label = label_of(own.get((row.run_id, row.step_name)), failed, of_run.get((row.run_id, None)))
         updates.append({"row_id": row.id, "bucket": key, "cell": cell, "label": label})
         if label is not None:
             total = totals.setdefault((key, cell), [0, 0.0])
@@ -192,9 +192,15 @@ def _insert_totals(connection: Connection, totals: Iterable[tuple[tuple[str, int
         connection.execute(calibration_cells.insert(), rows)
 
 
-def _latest_marks(connection: Connection, table: Any, *, with_step: bool) -> dict[Any, float]:
+def latest_marks(
+    connection: Connection, table: Any, *, with_step: bool, run_ids: Collection[str] | None = None
+) -> dict[tuple[str, str | None], float]:
+    """The latest mark per run (and step), of `run_ids` or of all: re-marking replaces, the history stays."""
     columns = table.c
     keys = [columns.run_id, *([columns.step_name] if with_step else [])]
-    newest = select(*keys, func.max(columns.id).label("id")).group_by(*keys).subquery()
-    rows = connection.execute(select(table).join(newest, columns.id == newest.c.id)).mappings()
-    return {((row["run_id"], row["step_name"]) if with_step else row["run_id"]): SCORES[row["label"]] for row in rows}
+    newest = select(*keys, func.max(columns.id).label("id")).group_by(*keys)
+    if run_ids is not None:
+        newest = newest.where(columns.run_id.in_(run_ids))
+    latest = newest.subquery()
+    rows = connection.execute(select(table).join(latest, columns.id == latest.c.id)).mappings()
+    return {(row["run_id"], row["step_name"] if with_step else None): SCORES[row["label"]] for row in rows}
