@@ -10,11 +10,14 @@ import pytest
 
 from tests.conftest import RecordingServer
 from vectorstep.approvals.desk import ApprovalDesk
+from vectorstep.approvals.gate import HumanGate
+from vectorstep.checks.human import run_human_check
 from vectorstep.clock import Clock, SystemClock
-from vectorstep.domain.approvals import TIMEOUT, ApprovalRequest, ApprovalStatus
+from vectorstep.domain.approvals import TIMEOUT, Approval, ApprovalRequest, ApprovalStatus
 from vectorstep.domain.records import LogEntry, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.spec.service import HumanApprovalSpec
+from vectorstep.spec.trust_blocks import HumanCheckSpec
 from vectorstep.store.approvals import ApprovalRepository
 from vectorstep.store.database import Database
 from vectorstep.store.runs import RunRepository
@@ -128,3 +131,22 @@ async def test_an_approval_that_expired_with_nobody_waiting_is_settled_by_the_st
     clock.advance(61)
     settled = await desk.settle(approval)
     assert settled.status is ApprovalStatus.APPROVED and settled.decided_by == TIMEOUT
+
+
+async def test_a_human_check_lasts_the_person_s_wait_also_when_a_resumed_run_reads_the_answer(
+    database: Database,
+) -> None:
+    clock = FakeClock()
+    desk = await desk_for(database, clock)
+    asked = await desk.ask(request(check="signoff"))  # the run asked, then was parked
+    clock.advance(45)
+    await desk.decide(asked.id, True, "alice")  # 45 s later (within its 60 s), a person answered
+
+    async def nothing(_: Approval) -> None:
+        return None
+
+    gate = HumanGate(desk, nothing, nothing, park=True)
+    spec = HumanCheckSpec(type="human", name="signoff", message="Roll back 8f3a?")
+    found = await run_human_check(spec, {}, gate, request(check=None))  # the resumed run reads it back
+    assert found.passed is True and found.detail.startswith("approved by alice")
+    assert found.duration_ms == 45_000.0  # the wait, not the instant of reading the answer back

@@ -44,10 +44,14 @@ async def run_human_check(
             checkpoint=base.checkpoint,
         )
     )
-    if approval.decided_by == TIMEOUT:
-        verdict = "approved" if approval.approved else "rejected"
-        return result(
-            approval.approved, f"no decision within {spec.timeout_seconds:g}s: {verdict} (stage {approval.stage})"
-        )
     verdict = "approved" if approval.approved else "rejected"
-    return result(approval.approved, f"{verdict} by {approval.decided_by} (approval {approval.id[:12]})")
+    if approval.decided_by == TIMEOUT:
+        detail = f"no decision within {spec.timeout_seconds:g}s: {verdict} (stage {approval.stage})"
+    else:
+        detail = f"{verdict} by {approval.decided_by} (approval {approval.id[:12]})"
+    if approval.decided_at is None:
+        return result(approval.approved, detail)
+    # The person's real wait, from the question to the answer: also when the run was parked meanwhile
+    # and this is the resumed run reading the decision back.
+    waited = (approval.decided_at - approval.created_at).total_seconds() * 1000
+    return CheckResult(spec.name, "human", approval.approved, detail, round(max(waited, 0.0), 3))
