@@ -209,9 +209,10 @@ async def _assessed(  # noqa: PLR0917
         log=env.log,
         calibration=env.calibration,
         calibration_settings=env.calibration_settings,
-        bucket=Bucket(
-            step=plan.name,
-            executor_agent=f"{plan.work.executor}:{result.agent or ''}",
+        bucket=Bucket.of(
+            plan.name,
+            executor=plan.work.executor,
+            agent=result.agent,
             model=result.model,
             provider=result.provider,
             prompt_hash=prompt_hash(plan.work.prompt_template),

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, select
 from vectorstep.domain.calibration import Bucket, label_of
 from vectorstep.domain.calibration_report import BucketReport, LabelledStep, bucket_report
 from vectorstep.spec.service import CalibrationSettingsSpec
-from vectorstep.store.calibration_cells import counts, latest_marks
+from vectorstep.store.calibration_cells import BUCKET_COLUMNS, bucket_of_row, counts, latest_marks
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
@@ -57,15 +57,7 @@ class CalibrationRepository:
     ) -> list[Bucket]:
         """The buckets of production steps, optionally of one step, agent, pipeline or set of teams."""
         steps, runs = pipeline_steps.c, pipeline_runs.c
-        keys = (
-            steps.step_name,
-            steps.executor,
-            steps.agent,
-            steps.model,
-            steps.provider,
-            steps.prompt_hash,
-            steps.agent_version,
-        )
+        keys = BUCKET_COLUMNS
         query = (
             select(*keys)
             .join(pipeline_runs, runs.id == steps.run_id)
@@ -83,10 +75,7 @@ class CalibrationRepository:
             query = query.where(runs.team.in_(teams))
 
         def work(connection: Connection) -> list[Bucket]:
-            return [
-                Bucket(row[0], f"{row[1]}:{row[2] or ''}", row[3], row[4], row[5], row[6])
-                for row in connection.execute(query)
-            ]
+            return [bucket_of_row(row) for row in connection.execute(query)]
 
         return await self.database.read(work)
 

@@ -21,6 +21,16 @@ from vectorstep.domain.records import StepRecord
 from vectorstep.store.tables import calibration_cells, pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
 SCORES = {"correct": 1.0, "partial": 0.5, "incorrect": 0.0}
+# The columns of a step that name its calibration bucket (`bucket_of_row` reads them back).
+BUCKET_COLUMNS = (
+    pipeline_steps.c.step_name,
+    pipeline_steps.c.executor,
+    pipeline_steps.c.agent,
+    pipeline_steps.c.model,
+    pipeline_steps.c.provider,
+    pipeline_steps.c.prompt_hash,
+    pipeline_steps.c.agent_version,
+)
 
 
 def step_columns(connection: Connection, record: StepRecord) -> dict[str, Any]:
@@ -124,19 +134,7 @@ def rebuild(connection: Connection) -> int:
     """Every counter worked out again from the whole history (a migration's backfill); returns the steps counted."""
     steps, runs = pipeline_steps.c, pipeline_runs.c
     found = connection.execute(
-        select(
-            steps.id,
-            steps.run_id,
-            steps.step_name,
-            steps.executor,
-            steps.agent,
-            steps.model,
-            steps.provider,
-            steps.prompt_hash,
-            steps.agent_version,
-            steps.effective_confidence,
-            steps.deterministic_passed,
-        )
+        select(steps.id, steps.run_id, *BUCKET_COLUMNS, steps.effective_confidence, steps.deterministic_passed)
         .join(pipeline_runs, runs.id == steps.run_id)
         .where(runs.stage == "production", steps.effective_confidence.is_not(None))
     ).all()
@@ -149,7 +147,7 @@ def rebuild(connection: Connection) -> int:
     connection.execute(calibration_cells.delete())
     updates = []
     for row in found:
-        key = _bucket_of_row(row).key
+        key = bucket_of_row(row).key
         cell = cell_of(row.effective_confidence)
         failed = row.deterministic_passed is False
         label = label_of(own.get((row.run_id, row.step_name)), failed, of_run.get((row.run_id, None)))
@@ -174,7 +172,7 @@ def rebuild(connection: Connection) -> int:
     return counted
 
 
-def _bucket_of_row(row: Any) -> Bucket:
+def bucket_of_row(row: Any) -> Bucket:
     return Bucket.of(
         row.step_name,
         executor=row.executor,
