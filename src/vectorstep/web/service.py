@@ -21,7 +21,7 @@ from vectorstep.domain.approvals import TIMEOUT, Approval, ApprovalStatus
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import DedupRule, LogEntry, ResumePoint, RunRecord
-from vectorstep.domain.status import RunStatus
+from vectorstep.domain.status import RUN_ENDED, RunStatus
 from vectorstep.engine.entries import step_index
 from vectorstep.engine.preflight import preflight, settings_problems
 from vectorstep.engine.recovery import STOPPED, Recovery, recovery
@@ -205,8 +205,11 @@ class Service:
             if not await self.runs.claim(run_id, self.owner, now + timedelta(seconds=LEASE_SECONDS), now):
                 continue
             run = await self.runs.get_run(run_id)
-            done = {step.name for step in run.steps}
-            child = next(child for child in run.children if child.step not in done and child.status != "waiting")
+            done, ended = {step.name for step in run.steps}, {status.value for status in RUN_ENDED}
+            child = next((c for c in run.children if c.step not in done and c.status in ended), None)
+            if run.status is not RunStatus.WAITING or child is None:  # continued meanwhile by another process
+                await self.runs.release(run_id, self.owner)
+                continue
             start = step_index(spec_from_snapshot(run.spec or {}), child.step or "")
             reason = f"resumed: its sub-pipeline run {child.run_id} ended {child.status}"
             self.in_flight.start(
