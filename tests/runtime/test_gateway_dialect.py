@@ -309,3 +309,30 @@ async def test_a_gateway_that_breaks_the_protocol_fails_the_turn_naming_the_fram
     with misbehaving(*frames, hello=hello) as url, pytest.raises(AgentRuntimeError) as raised:
         await RemoteRuntime(url, TOKEN).run(request(timeout_seconds=5))
     assert raised.value.code == "protocol_error" and says in raised.value.message
+
+
+async def test_a_gateway_s_odd_values_are_typed_on_arrival_never_passed_on() -> None:
+    odd = {"type": "tool_result", "name": 7, "content": {"rows": [1, 2]}, "is_error": "yes", "duration_ms": "soon"}
+    call = {"type": "tool_call", "name": 7, "input": "not json", "seq": True, "ts": 12}
+    result = {"payloads": [{"text": '{"confidence": 0.5, "summary": "ok", "next_step_context": ""}'}]}
+    frames = [
+        {"type": "res", "ok": True, "payload": {"status": "trace_event", "event": call}},
+        {"type": "res", "ok": True, "payload": {"status": "trace_event", "event": odd}},
+        {
+            "type": "res",
+            "ok": True,
+            "payload": {
+                "status": "ok",
+                "result": {**result, "meta": {"agentMeta": {"usage": {"input_tokens": "many"}}}},
+            },
+        },
+    ]
+    with misbehaving(*frames) as url:
+        reply = await RemoteRuntime(url, TOKEN).run(request(timeout_seconds=5))
+    tool_call, tool_result = reply.trace
+    assert (tool_call.name, tool_call.args, tool_call.seq) == ("7", {"input": "not json"}, 1)
+    assert isinstance(tool_call.ts, str) and tool_result.call_id == tool_call.call_id
+    assert (tool_result.content, tool_result.is_error, tool_result.duration_ms) == ('{"rows": [1, 2]}', None, None)
+    assert reply.usage.input_tokens == 0  # "many" is no count
+    transcript = build_transcript(reply.trace, reply.full_tool_results, {"summary": "ok"}, max_chars=1500)
+    assert '[2] result of [1] 7 (ok): {"rows": [1, 2]}' in transcript.text

@@ -19,7 +19,9 @@ from typing import Any, get_args
 from vectorstep.domain.trace import GATEWAY_CAP_MARKER, TraceEvent, TraceEventType
 
 KNOWN_TYPES = frozenset(get_args(TraceEventType))
-_FIELDS = frozenset(TraceEvent.__dataclass_fields__)
+# A gateway's values are untrusted: each field keeps the type the rest of VectorStep reads it as.
+_TEXT = ("call_id", "name", "content", "reason", "model", "provider", "stop_reason", "note", "capped_by")
+_COUNTS = ("original_chars", "input_tokens", "output_tokens")
 
 
 class MalformedEvent(ValueError):
@@ -41,7 +43,8 @@ class Arrivals:
         if kind not in KNOWN_TYPES:
             return None
         self._count += 1
-        fields: dict[str, Any] = {key: value for key, value in raw.items() if key in _FIELDS and value is not None}
+        fields = _typed(raw)
+        fields["type"] = kind
         fields["seq"] = raw["seq"] if isinstance(raw.get("seq"), int) else self._count
         fields["ts"] = raw["ts"] if isinstance(raw.get("ts"), str) else self._now().isoformat()
         if not isinstance(fields.get("args"), Mapping) and "input" in raw:
@@ -75,6 +78,32 @@ class Arrivals:
                 "ids, so this result is taken to answer the earliest"
             )
         fields["call_id"] = waiting.popleft()
+
+
+def _typed(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The event's fields as TraceEvent types them: text as text (structured content as JSON), counts
+    as whole numbers, a duration as a number; anything else is dropped."""
+    fields: dict[str, Any] = {}
+    for key in _TEXT:
+        value = raw.get(key)
+        if isinstance(value, str):
+            fields[key] = value
+        elif value is not None:
+            fields[key] = json.dumps(value, ensure_ascii=False, default=str)[:100_000]
+    for key in _COUNTS:
+        if _number(raw.get(key)):
+            fields[key] = int(raw[key])
+    if _number(raw.get("duration_ms")):
+        fields["duration_ms"] = float(raw["duration_ms"])
+    if isinstance(raw.get("is_error"), bool):
+        fields["is_error"] = raw["is_error"]
+    if isinstance(raw.get("args"), Mapping):
+        fields["args"] = dict(raw["args"])
+    return fields
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e15
 
 
 def _arguments(given: Any) -> dict[str, Any]:

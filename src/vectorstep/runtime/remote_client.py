@@ -208,7 +208,8 @@ def _remote_error(given: Any, seen: list[TraceEvent]) -> AgentRuntimeError:
     """A failed run: our gateway sends a code and details; an existing one only `error.message`."""
     error: dict[str, Any] = given if isinstance(given, dict) else {}
     details: dict[str, Any] = error["details"] if isinstance(error.get("details"), dict) else {}
-    trace = tuple(TraceEvent.from_dict(item) for item in details.get("trace") or [] if isinstance(item, dict))
+    given = details.get("trace")
+    trace = rpc.made_whole(given) if isinstance(given, list) else ()
     usage: dict[str, Any] = details["usage"] if isinstance(details.get("usage"), dict) else {}
     return AgentRuntimeError(
         str(error.get("message") or "the gateway reported an error"),

@@ -140,12 +140,16 @@ def reply_from_result(payload: Mapping[str, Any], streamed: Sequence[TraceEvent]
 
 def _trace(given: Any, streamed: Sequence[TraceEvent]) -> tuple[TraceEvent, ...]:
     items = [item for item in given if isinstance(item, Mapping)] if isinstance(given, list) else []
-    if items and all(isinstance(item.get("seq"), int) and isinstance(item.get("ts"), str) for item in items):
-        return tuple(TraceEvent.from_dict(item) for item in items)
-    if streamed or not items:
+    whole = items and all(isinstance(item.get("seq"), int) and isinstance(item.get("ts"), str) for item in items)
+    if not whole and (streamed or not items):
         return tuple(streamed)
+    return made_whole(items)
+
+
+def made_whole(items: Sequence[Any]) -> tuple[TraceEvent, ...]:
+    """Trace events as a gateway sent them (its values typed and checked, see `arrivals`)."""
     arrivals = Arrivals()
-    return tuple(found for item in items if (found := arrivals.accept(item)) is not None)
+    return tuple(found for item in items if isinstance(item, Mapping) and (found := arrivals.accept(item)) is not None)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
