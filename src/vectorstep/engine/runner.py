@@ -11,7 +11,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from vectorstep.engine.context import RunState
 from vectorstep.engine.entries import entry, step_summary, why
 from vectorstep.engine.groups import evaluate_fan_out, evaluate_parallel
 from vectorstep.engine.outbound import Outbound, escalation_context
+from vectorstep.engine.spent import Spent, over_budget
 from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
 from vectorstep.executors.pipeline import WaitingOnChild
 from vectorstep.executors.registry import ExecutorRegistry
@@ -67,33 +68,11 @@ _RUN_STATUS_FOR_STEP = {
 
 
 @dataclass
-class _Totals:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    priced: float = 0.0
-    unpriced: bool = False  # some tokens have no price: the run's cost is unknown
-    steps: list[StepRecord] = field(default_factory=list)
-
-    def add(self, record: StepRecord) -> None:
-        self.steps.append(record)
-        self.input_tokens += record.total_input_tokens
-        self.output_tokens += record.total_output_tokens
-        if record.cost is not None:
-            self.priced += record.cost
-        elif record.total_input_tokens or record.total_output_tokens:
-            self.unpriced = True
-
-    @property
-    def cost(self) -> float | None:
-        return None if self.unpriced else round(self.priced, 6)
-
-
-@dataclass
 class _Drive:
     """One pass of a run through its steps (a new run, or a resumed one)."""
 
     state: RunState
-    totals: _Totals
+    totals: Spent
     on_trace: RunTraceListener | None
     checkpoint: Mapping[str, Any] | None = None  # for the first step, when resuming a human check
 
@@ -176,7 +155,7 @@ class Runner:
         if parent:
             message += f" as the sub-pipeline of run {parent[0]} (step {parent[1]})"
         await self._observers.notify(RunStarted(run, self._log(state.run_id, "run_started", message)))
-        return lambda: self._drive(run, _Drive(state, _Totals(), on_trace), start=0)
+        return lambda: self._drive(run, _Drive(state, Spent(), on_trace), start=0)
 
     async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
         """Continue a run that waited on `point.approval`, from the step that asked."""
@@ -275,13 +254,13 @@ class Runner:
                 return RunStatus.FAILED, f"step {name} failed ({record.error_kind}): {record.error}"
             if record.status in _RUN_STATUS_FOR_STEP:
                 return _RUN_STATUS_FOR_STEP[record.status], why(record, threshold)
-            over_budget = self._over_budget(state.pipeline, drive.totals)
-            if over_budget:
+            overspent = over_budget(state.pipeline.budget, drive.totals)
+            if overspent:
                 say = self._say(state.run_id, None)
-                await say("warning", over_budget)
-                context = {**escalation_context(state, record, threshold), "escalation_reason": over_budget}
+                await say("warning", overspent)
+                context = {**escalation_context(state, record, threshold), "escalation_reason": overspent}
                 await self._outbound.notify(state, "notify", context, say)
-                return RunStatus.ABORTED, over_budget
+                return RunStatus.ABORTED, overspent
         return RunStatus.COMPLETED, None
 
     async def _item(
@@ -362,26 +341,7 @@ class Runner:
 
         return say
 
-    def _over_budget(self, pipeline: PipelineSpec, totals: _Totals) -> str | None:
-        budget = pipeline.budget
-        if budget is None:
-            return None
-        tokens = totals.input_tokens + totals.output_tokens
-        if budget.max_tokens is not None and tokens > budget.max_tokens:
-            return f"budget exceeded: {tokens:,} tokens used, max_tokens is {budget.max_tokens:,}"
-        if budget.max_usd is None:
-            return None
-        if totals.cost is not None and totals.cost > budget.max_usd:
-            return f"budget exceeded: {totals.cost:.4f} USD spent, max_usd is {budget.max_usd:g}"
-        # With some tokens unpriced, what is priced is the least the run has spent: counted on request.
-        if totals.cost is None and budget.include_approx_cost and totals.priced > budget.max_usd:
-            return (
-                f"budget exceeded: at least {totals.priced:.4f} USD spent (some tokens have no price; "
-                f"include_approx_cost), max_usd is {budget.max_usd:g}"
-            )
-        return None
-
-    async def _stopped(self, run_id: str, totals: _Totals, *, parked: bool = False) -> None:
+    async def _stopped(self, run_id: str, totals: Spent, *, parked: bool = False) -> None:
         """This process stops driving the run (it stops, or it parks the run): a run waiting on a person
         stays waiting, and anyone may resume it once the decision is in."""
         if run_id in self._waiting:
@@ -401,7 +361,7 @@ class Runner:
             return
         await self._finish(run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals)
 
-    async def _finish(self, run_id: str, status: RunStatus, error: str | None, totals: _Totals) -> datetime:
+    async def _finish(self, run_id: str, status: RunStatus, error: str | None, totals: Spent) -> datetime:
         finished = self._clock.now()
         message = f"run {status.value}" + (f": {error}" if error else "")
         level = "info" if status is RunStatus.COMPLETED else "warning"
@@ -423,11 +383,11 @@ class Runner:
         return LogEntry(run_id=run_id, ts=self._clock.now(), level=level, event=event, message=message, step=step)
 
 
-def _restored(run: RunRecord) -> tuple[RunState, _Totals]:
+def _restored(run: RunRecord) -> tuple[RunState, Spent]:
     """A stored run's state as it was: the pipeline it started with, and what its steps recorded."""
     pipeline = spec_from_snapshot(run.spec or {})
     state = RunState(run.run_id, pipeline, run.stage, NormalisedContext.from_dict(run.context))
-    totals = _Totals()
+    totals = Spent()
     for step in run.steps:
         totals.add(step)
         if step.output is not None:
