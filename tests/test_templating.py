@@ -136,6 +136,7 @@ def test_rendering_is_bounded_and_a_hostile_value_fails_the_render_not_the_run(
         ("grep --regexp={{ v }} log", "-x", "grep --regexp=-x log"),  # not where a word starts
         ("test {{ v }} -lt 0", "-5", "test -5 -lt 0"),  # a number
         ("echo ok; rm {{ v }}", "-rf", None),  # each command of a line is looked at on its own
+        ("{{ v }} --dry-run", "--delete-all", None),  # the first word of the command
     ],
 )
 def test_a_value_that_would_be_read_as_an_option_is_refused(command: str, value: str, rendered: str | None) -> None:
@@ -160,3 +161,56 @@ def test_a_mapping_default_and_a_missing_subscript_behave_as_written() -> None:
     assert "'steps.typo' is undefined" in str(raised.value)
     text, warnings = render_prompt("[{{ steps['typo'] }}]", CONTEXT)
     assert text == "[]" and warnings == ["undefined in template: 'steps.typo' is undefined"]
+
+
+def test_every_value_of_a_command_is_quoted_in_its_place() -> None:
+    assert render_for_shell("echo {{ a }} {{ b }}; echo {{ c }}", {"a": "x y", "b": 7, "c": "$HOME"}) == (
+        "echo 'x y' 7; echo '$HOME'"
+    )
+
+
+def test_tojson_indents_when_asked() -> None:
+    text, _ = render_prompt("{{ value | tojson(2) }}", {"value": {"pod": "a", "restarts": 3}})
+    assert text == '{\n  "pod": "a",\n  "restarts": 3\n}'
+
+
+def test_number_filters_read_numbers_written_as_text() -> None:
+    assert evaluate("result | int == 42 and result | int + 1 == 43", {"result": "42"}) is True
+    assert evaluate("result | float < 0.05", {"result": " 0.042\n"}) is True
+    assert render_strict("{{ count | int * 2 }}", {"count": "21"}) == "42"
+
+
+def test_arithmetic_within_the_limits_is_plain_arithmetic() -> None:
+    assert render_strict("{{ count * 4 }} {{ 2 * 'ab' }} {{ 2 ** 1000 > 10 ** 300 }}", {"count": 3}) == "12 abab True"
+    assert evaluate("('ab' * 500000) | length", {}) == 1_000_000  # exactly at the limit is allowed
+    with pytest.raises(TemplateError) as raised:
+        evaluate("2 ** 1001", {})
+    assert "an exponent of 1001 is beyond the limit of 1000" in str(raised.value)
+
+
+def test_an_expression_that_fails_says_how() -> None:
+    with pytest.raises(TemplateError) as raised:
+        evaluate("total / count > 1", {"total": 3, "count": 0})
+    assert str(raised.value) == "cannot evaluate 'total / count > 1': ZeroDivisionError: division by zero"
+
+
+def test_text_is_kept_as_written_to_its_last_newline() -> None:
+    # A prompt or payload file ends with a newline; the rendered text must too (a here-doc, a signed body).
+    assert render_strict("id={{ a }}\n", {"a": 7}) == "id=7\n"
+    assert render_prompt("Look at {{ a }}.\n\n", {"a": "checkout"}) == ("Look at checkout.\n\n", [])
+
+
+def test_subscripts_read_lists_mappings_and_step_outputs() -> None:
+    context = {**CONTEXT, "pods": ["checkout-1", "checkout-2"], "payload": {"alert": "5xx"}}
+    assert render_strict("{{ pods[1] }} {{ payload['alert'] }} {{ labels['service'] }}", context) == (
+        "checkout-2 5xx checkout"
+    )
+    with pytest.raises(TemplateError) as raised:
+        render_strict("{{ payload['missing'] }}", context)
+    assert "has no attribute 'missing'" in str(raised.value)
+
+
+def test_a_template_is_checked_as_a_template_unless_it_is_an_expression() -> None:
+    assert syntax_error("Investigate {{ labels.service }} now") is None
+    assert syntax_error("Investigate {{ labels.service }} now", expression=True) is not None
+    assert syntax_error("{{ labels.service }") == "unexpected '}'"

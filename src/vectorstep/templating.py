@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from jinja2 import ChainableUndefined, StrictUndefined, Template, meta
 from jinja2 import TemplateError as JinjaTemplateError
@@ -31,6 +31,8 @@ MAX_EXPONENT = 1_000
 # What a hostile value can make an author's template raise (`{{ steps.a.count + 1 }}` when the agent
 # wrote a word): a failed render, never a crash.
 _VALUE_ERRORS = (TypeError, ValueError, ArithmeticError, LookupError, RecursionError)
+
+_Number = TypeVar("_Number", int, float)
 
 _undefined_names: ContextVar[list[str] | None] = ContextVar("undefined_names", default=None)
 
@@ -85,26 +87,32 @@ def _to_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
 
 
-def _number(kind: type[int] | type[float]) -> Callable[..., Any]:
+def _as_number(kind: Callable[[Any], _Number], value: Any) -> _Number:
     """`| float` and `| int` that refuse what is not a number, instead of Jinja's silent 0.
 
     `result | float < 5` must not pass when a check's command printed an error message.
     """
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number") from None
 
-    def convert(value: Any, *_ignored: Any) -> int | float:
-        try:
-            return kind(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{value!r} is not a number") from None
 
-    return convert
+def _strict_float(value: Any, *_ignored: Any) -> float:
+    return _as_number(float, value)
+
+
+def _strict_int(value: Any, *_ignored: Any) -> int:
+    return _as_number(int, value)
 
 
 def _environment(**options: Any) -> _Environment:
-    environment = _Environment(autoescape=False, keep_trailing_newline=True, **options)
-    environment.filters["tojson"] = _to_json
-    environment.filters["float"] = _number(float)
-    environment.filters["int"] = _number(int)
+    # Environments are built at import, before a mutation test switches a mutant on, so these lines
+    # are not mutated; tests/test_templating.py fails if any of them is dropped (docs/testing.md).
+    environment = _Environment(autoescape=False, keep_trailing_newline=True, **options)  # pragma: no mutate
+    environment.filters["tojson"] = _to_json  # pragma: no mutate
+    environment.filters["float"] = _strict_float  # pragma: no mutate
+    environment.filters["int"] = _strict_int  # pragma: no mutate
     return environment
 
 

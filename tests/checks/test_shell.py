@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -79,15 +82,27 @@ async def test_the_argv_form_runs_without_a_shell(tmp_path: Path) -> None:
 async def test_expect_sees_result_exit_code_and_the_step_context() -> None:
     held = await run_shell_check(spec(run="echo 0.042", expect="result | float > 0.02"), {})
     missed = await run_shell_check(spec(run="echo 0.001", expect="result | float > 0.02"), {})
-    assert held.passed and "held" in held.detail
-    assert not missed.passed and "did not hold" in missed.detail and "0.001" in missed.detail
+    assert held.passed is True and held.detail == "`result | float > 0.02` held: result '0.042', exit code 0"
+    assert missed.passed is False
+    assert missed.detail == "`result | float > 0.02` did not hold: result '0.001', exit code 0"
+    assert (held.name, held.type) == ("c", "shell")
+
+
+async def test_expect_sees_what_the_command_wrote_to_stderr() -> None:
+    result = await run_shell_check(spec(run="echo 'replica lag 3s' >&2", expect="'lag' in stderr and result == ''"), {})
+    assert result.passed, result.detail
+
+
+async def test_the_duration_is_measured_in_milliseconds() -> None:
+    result = await run_shell_check(spec(run="sleep 0.3"), {})
+    assert result.passed and 250 <= result.duration_ms < 3000, result.duration_ms
 
 
 async def test_a_non_zero_exit_fails_unless_expect_speaks_of_exit_codes() -> None:
     failed = await run_shell_check(spec(run="echo nope >&2; exit 3"), {})
     expected = await run_shell_check(spec(run="exit 3", expect="exit_code == 3"), {})
     default = await run_shell_check(spec(run="true"), {})
-    assert not failed.passed and failed.detail.startswith("exited with 3") and "nope" in failed.detail
+    assert failed.passed is False and failed.detail == "exited with 3: nope"
     assert expected.passed and default.passed
 
 
@@ -97,12 +112,18 @@ async def test_a_non_zero_exit_fails_unless_expect_speaks_of_exit_codes() -> Non
         ({"run": "echo hi", "expect": "reslt == 'hi'"}, "expect cannot be evaluated"),
         ({"run": "echo hi", "expect": "result | float > 1"}, "expect cannot be evaluated"),
         ({"run": "echo {{ steps.nope.x }}"}, "command cannot be rendered"),
-        ({"argv": ["/no/such/program"]}, "cannot start"),
+        ({"argv": ["/no/such/program"]}, "cannot start '/no/such/program': No such file or directory"),
+        (
+            {"argv": ["rm", "{{ steps.investigate.pod }}"]},
+            "command cannot be rendered: argument 1 starts with '-', so the program would read it as an option; "
+            "put `--` before it in `argv` if the program takes that, or check the value",
+        ),
+        ({"argv": ["rm", "  {{- steps.investigate.pod }}"]}, "so the program would read it as an option"),
     ],
-    ids=["typo", "not-a-number", "undefined-value", "missing-program"],
+    ids=["typo", "not-a-number", "undefined-value", "missing-program", "option", "option-after-trimmed-space"],
 )
 async def test_anything_unclear_is_a_failure_with_its_reason(fields: dict[str, object], detail: str) -> None:
-    result = await run_shell_check(spec(**fields), context("x"))
+    result = await run_shell_check(spec(**fields), context("-rf"))
     assert result.passed is False and detail in result.detail  # False, never a None that reads as "not failed"
 
 
@@ -114,11 +135,21 @@ async def test_a_number_filter_on_words_fails_closed_never_reads_zero(expect: st
 
 
 async def test_a_check_runs_in_the_projects_folder_with_nothing_on_stdin(tmp_path: Path) -> None:
-    started = time.monotonic()
     where = await run_shell_check(spec(run="pwd", expect=f"result == '{tmp_path}'"), {}, cwd=tmp_path)
-    reads = await run_shell_check(spec(run="cat", expect="result == ''", timeout_seconds=5), {}, cwd=tmp_path)
     assert where.passed, where.detail
-    assert reads.passed and time.monotonic() - started < 4  # `cat` met an empty stdin, not a hang
+    # The service's own stdin may be a terminal or a pipe that never ends: a check must not read it.
+    never_ends, writer = os.pipe()
+    kept_stdin = os.dup(0)
+    os.dup2(never_ends, 0)
+    try:
+        started = time.monotonic()
+        reads = await run_shell_check(spec(run="cat", expect="result == ''", timeout_seconds=5), {}, cwd=tmp_path)
+    finally:
+        os.dup2(kept_stdin, 0)
+        for descriptor in (kept_stdin, never_ends, writer):
+            os.close(descriptor)
+    assert reads.passed, reads.detail
+    assert time.monotonic() - started < 4  # `cat` met an empty stdin, not a hang
 
 
 async def test_output_that_is_not_utf8_is_read_not_a_crash() -> None:
@@ -137,7 +168,7 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     started = time.monotonic()
     result = await run_shell_check(spec(run=f"sleep 30 & echo $! > {pid_file}; wait", timeout_seconds=0.5), {})
     assert time.monotonic() - started < 5
-    assert not result.passed and "timed out after 0.5s" in result.detail
+    assert result.passed is False and result.detail == "timed out after 0.5s; its process group was killed"
     child = int(pid_file.read_text())
     assert _gone(child), "the background child outlived the timeout"  # not only the shell was killed
 
@@ -163,3 +194,33 @@ async def test_output_is_capped_but_the_command_is_not_blocked() -> None:
         spec(run="head -c 5000000 /dev/zero | tr '\\\\0' 'x'", expect=f"result | length == {OUTPUT_CAP_BYTES}"), {}
     )
     assert capped.passed, capped.detail
+
+
+async def test_a_failure_shows_the_end_of_long_output() -> None:
+    # 100 "b" then 300 "e": the detail keeps the last 300 characters, where the error usually is.
+    long = await run_shell_check(spec(run="printf 'b%.0s' $(seq 100) >&2; printf 'e%.0s' $(seq 300) >&2; exit 1"), {})
+    exact = await run_shell_check(spec(run="printf 'e%.0s' $(seq 300) >&2; exit 1"), {})
+    assert long.detail == "exited with 1: …" + "e" * 300
+    assert exact.detail == "exited with 1: " + "e" * 300  # nothing was cut, so no ellipsis
+
+
+async def test_output_arriving_in_pieces_is_capped_at_the_same_size() -> None:
+    pieces = "head -c 40000 /dev/zero | tr '\\0' 'x'; sleep 0.2; head -c 100000 /dev/zero | tr '\\0' 'y'"
+    result = await run_shell_check(spec(run=pieces, expect=f"result | length == {OUTPUT_CAP_BYTES}"), {})
+    assert result.passed, result.detail[:200]
+
+
+async def test_a_timeout_is_reported_as_one_when_the_command_left_a_daemon_holding_its_output(tmp_path: Path) -> None:
+    # The shell exits at once; a process in its own session keeps stdout open, so the output never
+    # ends. When the timeout fires, the command's own process group is already gone.
+    pid_file = tmp_path / "daemon.pid"
+    run = f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 30' &"
+    try:
+        result = await run_shell_check(spec(run=run, timeout_seconds=0.5), {})
+    finally:
+        deadline = time.monotonic() + 3
+        while not pid_file.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert result.passed is False and result.detail == "timed out after 0.5s; its process group was killed"

@@ -48,7 +48,11 @@ def test_no_json_raises_parse_error_with_the_whole_raw_text() -> None:
     with pytest.raises(LLMParseError) as raised:
         parse_llm_output(text)
     assert raised.value.raw_text == text
-    assert len(str(raised.value)) < 700  # the message carries a snippet; the error keeps everything
+    # The message carries the first 500 characters and says there is more; the error keeps everything.
+    assert str(raised.value) == f"no JSON object found in the agent's answer: {text[:500] + '…'!r}"
+    with pytest.raises(LLMParseError) as exactly:
+        parse_llm_output("x" * 500)
+    assert str(exactly.value) == f"no JSON object found in the agent's answer: {'x' * 500!r}"
 
 
 @pytest.mark.parametrize(

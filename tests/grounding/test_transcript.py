@@ -123,3 +123,18 @@ def test_plain_head_truncation_when_evidence_windows_are_off() -> None:
     transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=1000, evidence_windows=False)
     assert "pool exhausted" not in transcript.entries[1]
     assert transcript.hides(anchor("'connection pool exhausted'"))
+
+
+def test_a_call_s_arguments_are_shown_compactly_as_written_and_capped() -> None:
+    exactly = {"q": "x" * 292}  # {"q":"xxx…"} is 300 characters: shown whole
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={"service": "café", "window": "5m"}),
+        event("tool_call", 2, call_id="c2", name="logs__search", args=exactly),
+        event("tool_call", 3, call_id="c3", name="logs__search", args={"q": "x" * 293}),
+        event("tool_call", 4, call_id="c4", name="logs__search"),
+    ]
+    entries = build_transcript(trace, {}, ANSWER, max_chars=1500).entries
+    assert entries[0] == '[1] call logs__search {"service":"café","window":"5m"}'
+    assert entries[1] == '[2] call logs__search {"q":"' + "x" * 292 + '"}'
+    assert entries[2] == '[3] call logs__search {"q":"' + "x" * 293 + '"…'  # its first 300 characters, then the mark
+    assert entries[3] == "[4] call logs__search {}"

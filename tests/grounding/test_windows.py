@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vectorstep.grounding.shapes import Shape
-from vectorstep.grounding.windows import answer_anchors, select_windows
+from vectorstep.grounding.windows import FRAGMENT_CONTEXT, answer_anchors, select_windows
 
 BUDGET = 1500
 
@@ -114,3 +116,35 @@ def test_any_text_is_shown_within_its_budget(text: str, statement: str, budget: 
     assert len(window) <= budget
     if len(text) <= budget:
         assert window == text
+
+
+VARIED_WORDS = [f"{'abcdefghij'[n % 10] * (3 + n % 7)}{n}" for n in range(500)]
+FIXED_WORDS = [f"w{n:04d}" for n in range(500)]
+
+
+@pytest.mark.parametrize(
+    ("words", "shift"),
+    [(VARIED_WORDS, 1), *((FIXED_WORDS, shift) for shift in range(1, 7))],  # `shift` moves the grid of words
+)
+def test_a_window_inside_a_long_line_keeps_whole_words_around_the_anchor(words: list[str], shift: int) -> None:
+    anchor_text = "pod=checkout-7d9f6b5c4-x2kqp"
+    pad = "p" * shift
+    line = f"level=info {' '.join(words[:250])} {pad} {anchor_text} {pad} {' '.join(words[250:])}"
+    shown = select_windows(line, answer_anchors(["checkout-7d9f6b5c4-x2kqp restarted"]), 600)
+    pieces = re.split(r"…\[[\d,]+ chars omitted\]…", shown)
+    (window,) = [piece for piece in pieces if anchor_text in piece]
+    assert set(window.split()) <= {*words, pad, anchor_text}, window  # no word is cut in two
+    # The words around it are what the judge reads it by: at least FRAGMENT_CONTEXT characters each side.
+    before, after = window.split("checkout-7d9f6b5c4-x2kqp")
+    assert len(before) >= FRAGMENT_CONTEXT and len(after) >= FRAGMENT_CONTEXT
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_an_anchor_at_either_end_of_a_long_line_is_shown(where: str) -> None:
+    filler = " ".join(FIXED_WORDS)
+    line = f"pod=checkout-7d9f6b5c4-x2kqp {filler}" if where == "start" else f"{filler} pod=checkout-7d9f6b5c4-x2kqp"
+    shown = select_windows(line, answer_anchors(["checkout-7d9f6b5c4-x2kqp restarted"]), 600)
+    pieces = re.split(r"…\[[\d,]+ chars omitted\]…", shown)
+    (window,) = [piece for piece in pieces if "checkout-7d9f6b5c4-x2kqp" in piece]
+    assert set(window.split()) <= {*FIXED_WORDS, "pod=checkout-7d9f6b5c4-x2kqp"}, window
+    assert line.startswith(window) if where == "start" else line.endswith(window)

@@ -10,6 +10,7 @@ from vectorstep.trust.decide import (
     CalibrationSignal,
     GateOutcome,
     GroundingSignal,
+    Operation,
     TrustInputs,
     VerifierSignal,
     decide,
@@ -169,3 +170,150 @@ def test_properties_of_every_decision(
 
 def test_nan_counts_as_no_trust() -> None:
     assert decide(TrustInputs(float("nan"), 0.5, "escalate")).combined_trust == 0.0
+
+
+S = Operation("self_report", 0.9, 0.9)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected", "enforced"),
+    [
+        (
+            TrustInputs(0.6, 0.75, "escalate", calibration=CalibrationSignal(True, 0.85, "proceed")),
+            [
+                Operation("self_report", 0.6, 0.6),
+                Operation("calibration", 0.6, 0.85, "replaced by the bin's measured accuracy"),
+                Operation("gate", 0.85, 0.85, "passed (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            # A bin with a figure but too few marks is not trusted for it.
+            TrustInputs(0.9, 0.75, "escalate", calibration=CalibrationSignal(False, 0.95, "escalate")),
+            [
+                S,
+                Operation("calibration", 0.9, 0.0, "bin not validated; on_uncalibrated: escalate"),
+                Operation("gate", 0.0, 0.0, "escalated (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "abort", calibration=CalibrationSignal(False, 0.95, "proceed")),
+            [
+                S,
+                Operation("calibration", 0.9, 0.9, "bin not validated; on_uncalibrated: proceed"),
+                Operation("gate", 0.9, 0.9, "passed (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "abort", calibration=CalibrationSignal(True, float("nan"), "proceed")),
+            [
+                S,
+                Operation("calibration", 0.9, 0.0, "replaced by the bin's measured accuracy"),
+                Operation("gate", 0.0, 0.0, "aborted (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            TrustInputs(1.4, 0.75, "escalate", verifier=VerifierSignal(0.6, "minimum")),
+            [
+                Operation("self_report", 1.4, 1.0),
+                Operation("verifier_minimum", 1.0, 0.6, "min(S, V=0.6)"),
+                Operation("gate", 0.6, 0.6, "escalated (threshold 0.75)"),
+            ],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(0.5, "veto", 0.6)),
+            [
+                S,
+                Operation("verifier_veto", 0.9, 0.5, "V=0.5 is below the veto floor 0.6: min(S, V)"),
+                Operation("gate", 0.5, 0.5, "escalated (threshold 0.75)"),
+            ],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "proceed", verifier=VerifierSignal(0.6, "veto", 0.6)),
+            [
+                S,
+                Operation("verifier_veto", 0.9, 0.9, "V=0.6 is not below the veto floor 0.6: S kept"),
+                Operation("gate", 0.9, 0.9, "passed (threshold 0.75)"),
+            ],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", verifier=VerifierSignal(None, "veto")),
+            [
+                S,
+                Operation("verifier_failed", 0.9, 0.9, "the verifier gave no score; S kept"),
+                Operation("gate", 0.9, 0.9, "passed (threshold 0.75)"),
+            ],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "proceed", grounding=GroundingSignal(-0.5, enforce=True)),
+            [
+                S,
+                Operation("grounding_cap", 0.9, 0.0, "min(trust, G)"),
+                Operation("gate", 0.0, 0.0, "proceeded (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", grounding=GroundingSignal(None, enforce=True)),
+            [S, Operation("gate", 0.9, 0.9, "passed (threshold 0.75)")],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", grounding=GroundingSignal(0.2, enforce=False)),
+            [S, Operation("gate", 0.9, 0.9, "passed (threshold 0.75)")],
+            False,
+        ),
+        (
+            TrustInputs(0.9, 0.75, "escalate", checks_passed=True),
+            [
+                S,
+                Operation("deterministic_checks", 0.9, 0.9, "all checks passed"),
+                Operation("gate", 0.9, 0.9, "passed (threshold 0.75)"),
+            ],
+            True,
+        ),
+        (
+            TrustInputs(0.9, 0.5, "abort", checks_passed=False),
+            [
+                S,
+                Operation("deterministic_checks", 0.9, 0.0, "a deterministic check failed"),
+                Operation("gate", 0.0, 0.0, "aborted (threshold 0.5)"),
+            ],
+            True,
+        ),
+    ],
+    ids=[
+        "calibrated",
+        "unvalidated-bin-escalates",
+        "unvalidated-bin-proceeds",
+        "nan-accuracy",
+        "verifier-minimum",
+        "veto-below-floor",
+        "veto-at-floor",
+        "verifier-failed",
+        "grounding-cap",
+        "grounding-null",
+        "grounding-shadow",
+        "checks-passed",
+        "check-failed",
+    ],
+)
+def test_the_derivation_says_what_each_operation_did(
+    inputs: TrustInputs, expected: list[Operation], enforced: bool
+) -> None:
+    """The trust report and the UI show these operations as they are: each input, output and why."""
+    decision = decide(inputs)
+    assert list(decision.operations) == expected
+    assert decision.self_report == expected[0].output
+    by_verifier = [op.output for op in expected if op.name.startswith("verifier")]
+    assert decision.after_verifier == (by_verifier or [expected[0].output])[0]  # before calibration
+    assert decision.combined_trust == expected[-1].output
+    assert decision.enforced is enforced
+    assert decision.policy == "trust_vector"

@@ -15,7 +15,7 @@ import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from vectorstep.carriage import Uncarriable, checked_arguments
 from vectorstep.domain.signals import CheckResult
@@ -90,9 +90,9 @@ async def _execute(argv: list[str], timeout_seconds: float, cwd: Path | None) ->
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # its own process group: a timeout kills the children too
     )
-    stdout_stream, stderr_stream = process.stdout, process.stderr
-    if stdout_stream is None or stderr_stream is None:  # pragma: no cover - PIPE always gives streams
-        raise OSError("no output streams")
+    # PIPE always gives both streams; their types cannot say so.
+    stdout_stream = cast(asyncio.StreamReader, process.stdout)
+    stderr_stream = cast(asyncio.StreamReader, process.stderr)
     try:
         async with asyncio.timeout(timeout_seconds):
             stdout, stderr, _ = await asyncio.gather(

@@ -178,10 +178,6 @@ def _snap(text: str, position: int, *, backwards: bool) -> int:
     return position
 
 
-def _inside(spans: Iterable[Span], start: int, end: int) -> bool:
-    return any(low <= start and end <= high for low, high in spans)
-
-
 def _merge(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for start, end in sorted(spans):
