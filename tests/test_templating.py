@@ -20,18 +20,24 @@ from vectorstep.templating import (
     syntax_error,
 )
 
-CONTEXT = {
-    "severity": "critical",
-    "labels": NamedMapping("labels", {"service": "checkout"}),
-    "steps": NamedMapping("steps", {"triage": NamedMapping("steps.triage", {"summary": "5xx up", "confidence": 0.9})}),
-}
+
+def step_context() -> dict[str, object]:
+    # Built in each test, not at import: `make mutation` only tries a mutant of NamedMapping against
+    # the tests it saw construct one.
+    return {
+        "severity": "critical",
+        "labels": NamedMapping("labels", {"service": "checkout"}),
+        "steps": NamedMapping(
+            "steps", {"triage": NamedMapping("steps.triage", {"summary": "5xx up", "confidence": 0.9})}
+        ),
+    }
 
 
 def test_prompt_renders_and_records_every_undefined_name_once() -> None:
     text, warnings = render_prompt(
         "{{ severity }} {{ labels.service }} {{ steps.triage.summary }} {{ steps.invstigate.summary }} "
         "{{ nope }} {{ nope }}",
-        CONTEXT,
+        step_context(),
     )
     assert text == "critical checkout 5xx up   "
     assert warnings == [
@@ -41,11 +47,11 @@ def test_prompt_renders_and_records_every_undefined_name_once() -> None:
 
 
 def test_expressions_are_strict_about_typos() -> None:
-    assert evaluate_condition("steps.triage.confidence > 0.8 and severity == 'critical'", CONTEXT)
+    assert evaluate_condition("steps.triage.confidence > 0.8 and severity == 'critical'", step_context())
     with pytest.raises(TemplateError, match="invstigate"):
-        evaluate_condition("steps.invstigate.confidence > 0.8", CONTEXT)
+        evaluate_condition("steps.invstigate.confidence > 0.8", step_context())
     with pytest.raises(TemplateError, match="undefined"):
-        evaluate("sevrity == 'critical'", CONTEXT)
+        evaluate("sevrity == 'critical'", step_context())
 
 
 @pytest.mark.parametrize(
@@ -65,7 +71,7 @@ def test_templates_cannot_escape_the_sandbox(template: str) -> None:
 
 def test_render_value_renders_every_string_in_a_payload() -> None:
     payload = {"text": "{{ steps.triage.summary }}", "fields": [{"v": "{{ labels.service }}"}, 3, None]}
-    assert render_value(payload, CONTEXT) == {"text": "5xx up", "fields": [{"v": "checkout"}, 3, None]}
+    assert render_value(payload, step_context()) == {"text": "5xx up", "fields": [{"v": "checkout"}, 3, None]}
 
 
 HOSTILE = [
@@ -154,12 +160,12 @@ def test_tojson_writes_dates_as_text_and_unicode_as_itself() -> None:
 
 
 def test_a_mapping_default_and_a_missing_subscript_behave_as_written() -> None:
-    assert render_strict("{{ labels.get('team', 'none') }}", CONTEXT) == "none"
-    assert render_strict("{{ labels.get('service', 'none') }}", CONTEXT) == "checkout"
+    assert render_strict("{{ labels.get('team', 'none') }}", step_context()) == "none"
+    assert render_strict("{{ labels.get('service', 'none') }}", step_context()) == "checkout"
     with pytest.raises(TemplateError) as raised:
-        render_strict("{{ steps['typo'].summary }}", CONTEXT)
+        render_strict("{{ steps['typo'].summary }}", step_context())
     assert "'steps.typo' is undefined" in str(raised.value)
-    text, warnings = render_prompt("[{{ steps['typo'] }}]", CONTEXT)
+    text, warnings = render_prompt("[{{ steps['typo'] }}]", step_context())
     assert text == "[]" and warnings == ["undefined in template: 'steps.typo' is undefined"]
 
 
@@ -201,7 +207,7 @@ def test_text_is_kept_as_written_to_its_last_newline() -> None:
 
 
 def test_subscripts_read_lists_mappings_and_step_outputs() -> None:
-    context = {**CONTEXT, "pods": ["checkout-1", "checkout-2"], "payload": {"alert": "5xx"}}
+    context = {**step_context(), "pods": ["checkout-1", "checkout-2"], "payload": {"alert": "5xx"}}
     assert render_strict("{{ pods[1] }} {{ payload['alert'] }} {{ labels['service'] }}", context) == (
         "checkout-2 5xx checkout"
     )

@@ -215,8 +215,11 @@ async def test_a_timeout_is_reported_as_one_when_the_command_left_a_daemon_holdi
     # ends. When the timeout fires, the command's own process group is already gone.
     pid_file = tmp_path / "daemon.pid"
     run = f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 30' &"
+    descriptors = len(os.listdir("/proc/self/fd"))
     try:
         result = await run_shell_check(spec(run=run, timeout_seconds=0.5), {})
+        await asyncio.sleep(0.05)  # the pipes close on the event loop's next turns
+        assert len(os.listdir("/proc/self/fd")) <= descriptors  # the daemon's pipes were let go of
     finally:
         deadline = time.monotonic() + 3
         while not pid_file.exists() and time.monotonic() < deadline:

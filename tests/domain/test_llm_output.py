@@ -86,3 +86,34 @@ def test_extra_fields_flow_downstream_but_raw_response_does_not() -> None:
     assert context["root_cause"] == "deploy 8f3a" and "raw_response" not in context
     assert output.proceed is False and output.proceed_reason == "done"
     assert isinstance(output, LLMOutput) and output.confidence == 1.0
+
+
+def test_the_last_object_is_read_whole_even_when_it_nests_objects() -> None:
+    text = (
+        'An example: {"confidence": 0.1}. My answer: '
+        '{"confidence": 0.8, "summary": "s", "next_step_context": "", "reasoning": {"claims": [{"claim": "c"}]}} done'
+    )
+    found = find_json_object(text)
+    assert found is not None and found["confidence"] == 0.8 and found["reasoning"] == {"claims": [{"claim": "c"}]}
+
+
+def test_a_schema_error_names_every_field_that_is_wrong_by_its_path() -> None:
+    answer = '{"confidence": 2, "summary": "s", "next_step_context": "", "artifacts": {"runbook": 1}}'
+    with pytest.raises(LLMSchemaError) as raised:
+        parse_llm_output(answer)
+    assert str(raised.value) == (
+        "the agent's JSON is not a valid step answer: confidence: Input should be less than or equal to 1; "
+        "artifacts.runbook: Input should be a valid string"
+    )
+    assert [(error["loc"], error["msg"], error["type"]) for error in raised.value.errors] == [
+        (["confidence"], "Input should be less than or equal to 1", "less_than_equal"),
+        (["artifacts", "runbook"], "Input should be a valid string", "string_type"),
+    ]
+
+
+def test_a_fenced_answer_wins_over_an_example_written_after_it() -> None:
+    text = (
+        'Here is my answer:\n```json\n{"confidence": 0.8, "summary": "s", "next_step_context": ""}\n```\n'
+        'An answer with too little evidence would look like {"confidence": 0.1}.'
+    )
+    assert find_json_object(text) == {"confidence": 0.8, "summary": "s", "next_step_context": ""}

@@ -138,3 +138,35 @@ def test_a_call_s_arguments_are_shown_compactly_as_written_and_capped() -> None:
     assert entries[1] == '[2] call logs__search {"q":"' + "x" * 292 + '"}'
     assert entries[2] == '[3] call logs__search {"q":"' + "x" * 293 + '"…'  # its first 300 characters, then the mark
     assert entries[3] == "[4] call logs__search {}"
+
+
+def test_each_cut_result_says_who_cut_it_and_every_cut_is_counted() -> None:
+    capped, original = cap_text(LOG, 500)
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={}),
+        event("tool_result", 2, call_id="c1", name="logs__search", content=capped, original_chars=original),
+        event("tool_call", 3, call_id="c2", name="logs__search", args={}),
+        event("tool_result", 4, call_id="c2", name="logs__search", content="first lines…", capped_by="gateway"),
+        # A result whose call is not in the trace (a gateway that sent only results) is still shown.
+        event("tool_result", 5, call_id="c9", name="metrics__query", content=None),
+    ]
+    transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)
+    assert transcript.entries[1].startswith("[2] result of [1] logs__search (ok, cut by the runtime): ")
+    assert transcript.entries[3] == "[4] result of [3] logs__search (ok, cut by the gateway): first lines…"
+    assert transcript.entries[4] == "[5] result metrics__query (ok): "  # an empty result is shown empty
+    assert transcript.truncated_events == 2 and transcript.cut_by_runtime == 2
+
+
+def test_every_shortened_agent_text_is_counted() -> None:
+    trace = [
+        event("llm_call", 1, model="m"),
+        event("text", 2, content="thinking aloud " * 200),
+        event("llm_call", 3, model="m"),
+        event("text", 4, content="and more " * 300),
+        event("llm_call", 5, model="m"),
+        event("text", 6, content="short"),
+        event("llm_call", 7, model="m"),
+    ]
+    transcript = build_transcript(trace, {}, ANSWER, max_chars=500)
+    assert [entry.split(" ", 2)[1] for entry in transcript.entries] == ["agent:", "agent:", "agent:"]
+    assert transcript.truncated_events == 2

@@ -102,8 +102,18 @@ async def _execute(argv: list[str], timeout_seconds: float, cwd: Path | None) ->
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
+        _let_go_of_the_pipes(process)
         raise
     return process.returncode or 0, stdout, stderr
+
+
+def _let_go_of_the_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close our ends of the output pipes, which a process that left the group (a daemon the command
+    started) may hold open for ever: each such check would otherwise keep two descriptors. asyncio's
+    Process has no public way to this; its transport does."""
+    transport: asyncio.SubprocessTransport | None = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 async def _read_capped(stream: asyncio.StreamReader) -> str:
