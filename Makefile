@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck check bench clean
+.PHONY: demo test lint typecheck check bench mutation clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "VectorStep needs Python 3.11 or newer")'
@@ -34,5 +34,8 @@ check: lint typecheck test
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/run_all.py
 
+mutation: $(INSTALLED)
+	$(BIN)/python scripts/mutation.py
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) mutants .mypy_cache .ruff_cache .pytest_cache

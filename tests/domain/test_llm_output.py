@@ -117,3 +117,9 @@ def test_a_fenced_answer_wins_over_an_example_written_after_it() -> None:
         'An answer with too little evidence would look like {"confidence": 0.1}.'
     )
     assert find_json_object(text) == {"confidence": 0.8, "summary": "s", "next_step_context": ""}
+
+
+def test_an_answer_wrapped_in_doubled_braces_is_still_found() -> None:
+    # Models that have seen templates write `{{ … }}`: the outer brace is not JSON, the object inside is.
+    text = 'Result: {{"confidence": 0.8, "summary": "s", "next_step_context": ""}}'
+    assert find_json_object(text) == {"confidence": 0.8, "summary": "s", "next_step_context": ""}

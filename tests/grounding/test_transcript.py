@@ -170,3 +170,16 @@ def test_every_shortened_agent_text_is_counted() -> None:
     transcript = build_transcript(trace, {}, ANSWER, max_chars=500)
     assert [entry.split(" ", 2)[1] for entry in transcript.entries] == ["agent:", "agent:", "agent:"]
     assert transcript.truncated_events == 2
+
+
+def test_a_trace_without_model_call_events_still_gives_a_transcript() -> None:
+    # Some gateways send tool events and text only: no text can be placed before a model call, so
+    # none is shown (the last one is the answer, which the judge gets on its own).
+    trace = [
+        event("text", 1, content="Looking at the metrics."),
+        event("tool_call", 2, call_id="c1", name="metrics__query", args={"q": "up"}),
+        event("tool_result", 3, call_id="c1", name="metrics__query", content="1"),
+        event("text", 4, content='{"confidence": 0.9}'),
+    ]
+    transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)
+    assert transcript.entries == ('[1] call metrics__query {"q":"up"}', "[2] result of [1] metrics__query (ok): 1")
