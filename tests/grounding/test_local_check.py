@@ -216,3 +216,23 @@ def test_a_hostile_answer_is_looked_up_within_bounds() -> None:
 def test_a_hostile_quote_is_located_without_failing() -> None:
     located = locate("claim", "[2] " + "(.*)+" * 5000 + "\x00\ud800", evidence(), {2: "c0"})
     assert located.pointer is None and located.not_found
+
+
+CRONJOB = json.dumps(
+    {
+        "kind": "CronJob",
+        "metadata": {"name": "billing-export"},
+        "status": {"lastScheduleTime": "2024-06-11T13:00:00Z", "lastSuccessfulTime": "2024-06-10T13:00:00Z"},
+    }
+)
+
+
+def test_a_time_that_belongs_to_another_named_time_does_not_back_the_claim() -> None:
+    cronjob = StepEvidence("Alert: billing-export is stale", [ToolResult("c0", "k8s__get", CRONJOB, False, True)])
+    misread = check_claim("the job was last scheduled at 2024-06-10T13:00:00Z", cronjob)
+    assert (misread.verdict, misread.reason) == (
+        "unsupported",
+        "`2024-06-10T13:00:00Z` is the time of `last successful time`, but the claim speaks of `last schedul time`",
+    )
+    read_right = check_claim("the job was last scheduled at 2024-06-11T13:00:00Z", cronjob)
+    assert read_right.verdict == "supported" and read_right.pointer is not None
