@@ -236,3 +236,37 @@ def test_a_time_that_belongs_to_another_named_time_does_not_back_the_claim() -> 
     )
     read_right = check_claim("the job was last scheduled at 2024-06-11T13:00:00Z", cronjob)
     assert read_right.verdict == "supported" and read_right.pointer is not None
+
+
+def test_an_answer_s_own_fields_are_looked_up_as_exactly_what_they_say() -> None:
+    answer = {
+        "summary": "not a field to check",
+        "reasoning": {"supports": "dep-4940 shipped 4f2a9c1"},  # one statement may be written as a string
+        "max_conns": 4,
+        "old_max_conns": 41,  # 40 is printed: a count is exactly this number, not one near it
+        "p99_seconds": 4.87,
+        "rev": 4940,  # only part of an id (dep-4940), not a number printed
+        "ok": True,
+        "none": None,
+        "blank": "  ",
+    }
+    checked = [(text, check_statement(text, evidence(), anchors)) for text, anchors in answer_claims(answer)]
+    assert [(text, verdict.verdict, verdict.reason) for text, verdict in checked] == [
+        (
+            "dep-4940 shipped 4f2a9c1",
+            "supported",
+            "`4f2a9c1`, `dep-4940` together in the result of deploys__list",
+        ),
+        (
+            "max_conns: 4",
+            "undecidable",
+            "`4` is in the result of logs__search, but nothing else the claim names ties it to that record",
+        ),
+        ("old_max_conns: 41", "unsupported", "`41` is in no tool result"),
+        (
+            "p99_seconds: 4.87",
+            "undecidable",
+            "`4.87` is in the result of metrics__query_range, but nothing else the claim names ties it to that record",
+        ),
+        ("rev: 4940", "unsupported", "`4940` is in no tool result"),
+    ]
