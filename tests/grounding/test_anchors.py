@@ -41,6 +41,7 @@ def found(claim: str, text: str) -> bool:
         ("revision 37 is the target", "REVISION  CHANGE-CAUSE\n36        a\n37        b"),
         ("partition 7 lags", '{"partition": 7, "lag": 48912}'),
         ("the outage lasted 1h30m", '"outage_seconds": 5400'),
+        ("the outage lasted 1h30m", '"outage_seconds": 5430'),  # written to the minute
         ("down for 2h", '"downtime": "7200s"'),
         ("p99 between 200-300ms", '{"p99_ms": [200, 300]}'),
         ("3.1-4.9% of requests failed", '{"low": 0.031, "high": 0.049}'),
@@ -64,6 +65,7 @@ def test_a_value_is_found_in_the_form_the_tool_wrote(claim: str, text: str) -> N
         ("partition 7 lags", '{"partition": 3, "lag": 7}'),
         ("took 30s", "retries: 30"),  # a short figure with a unit is not any bare 30
         ("the outage lasted 1h30m", '"outage_seconds": 5460'),
+        ("ran for 9m42s", "elapsed 583s"),  # written to the second
         ("p99 between 200-300ms", '{"p99_ms": [200, 310]}'),  # both ends are claimed
         ("3.1-4.9% of requests failed", '{"low": 0.031, "high": 0.059}'),
     ],
