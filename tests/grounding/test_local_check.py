@@ -270,3 +270,17 @@ def test_an_answer_s_own_fields_are_looked_up_as_exactly_what_they_say() -> None
         ),
         ("rev: 4940", "unsupported", "`4940` is in no tool result"),
     ]
+
+
+def test_a_lone_figure_s_reason_quotes_the_claim_s_words_as_written() -> None:
+    elsewhere = check_claim("Certificates Expired Renewals Failed at 4.87s", evidence())
+    assert (elsewhere.verdict, elsewhere.reason) == (
+        "unsupported",
+        "`4.87s` is in the result of metrics__query_range, but in a record that says nothing of "
+        "`Certificates`, `Expired`, `Renewals`",
+    )
+    spoken = check_claim("Latency of Confirm reached 4.87s", evidence())
+    assert (spoken.verdict, spoken.reason) == (
+        "supported",
+        "`4.87s` is in the result of metrics__query_range, in a record that speaks of `Confirm`",
+    )
