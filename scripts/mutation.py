@@ -25,14 +25,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from mutmut.stats import status_by_exit_code
+
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "mutants"
 SURVIVORS_LIST = ROOT / "tests" / "mutation-survivors.md"
 REQUIRED_SCORE = 0.90
-# mutmut's exit codes: a failing test (1), pytest's internal error (3), a crash (-9, -11), a timeout.
-# Anything else (0 passed, 5/33 no test ran, 34/35 skipped or unclear) counts as a survivor.
-KILLED = {1, 3, -9, -11}
-TIMEOUT = {36, -24, 24, 152, 255}
+# mutmut's own reading of a mutant's exit code; a status not here (passed, no test ran, skipped,
+# suspicious) counts as a survivor.
+CAUGHT = {"killed": "killed", "segfault": "killed", "caught by type check": "killed", "timeout": "timeout"}
 LISTED = re.compile(r"^- `(?P<name>[\w.]+__mutmut_\d+)`")
 
 
@@ -115,11 +116,7 @@ def _print_scores(outcomes: dict[str, dict[str, int | None]]) -> bool:
 def _kind(exit_code: int | None) -> str:
     if exit_code is None:
         return "unchecked"
-    if exit_code in KILLED:
-        return "killed"
-    if exit_code in TIMEOUT:
-        return "timeout"
-    return "survived"
+    return CAUGHT.get(status_by_exit_code[exit_code], "survived")
 
 
 if __name__ == "__main__":
