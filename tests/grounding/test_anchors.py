@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vectorstep.grounding.anchors import statement_anchors
+from vectorstep.grounding.anchors import answer_statements, statement_anchors
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.timestamps import find_moments, same_moment
 
@@ -30,6 +30,7 @@ def found(claim: str, text: str) -> bool:
         ("p99 of 1.5s", '"duration_ms": 1500'),
         ("took 1.5s", "took 1500ms"),
         ("ran for 9m42s", "elapsed 582s"),
+        ("ran for 9m42s", '{"elapsed": 582}'),  # written to the second: specific enough to find bare
         ("ran for almost 10 minutes", "elapsed 9m42s"),
         ("lag of 1.2M messages", "LAG 1204331"),
         ("lag of 1,204,331", "lag=1204331"),
@@ -132,3 +133,48 @@ def test_counts_and_words_are_soft_figures_and_ids_are_hard() -> None:
 def test_hostile_statements_and_results_are_read_without_failing(hostile: str) -> None:
     for anchor in statement_anchors(hostile):
         ResultIndex(hostile).find(anchor)
+
+
+def test_names_are_read_without_the_punctuation_around_them() -> None:
+    anchors = statement_anchors(
+        "errors on /v1/cart/ and /healthz/live after the push to checkout-api. from api.v2: node n-1"
+    )
+    assert [(anchor.text, anchor.hard) for anchor in anchors if anchor.kind == "name"] == [
+        ("/v1/cart", True),  # a path is specific, with digits or without
+        ("/healthz/live", True),
+        ("api.v2", True),
+        ("n-1", True),
+        ("checkout-api", False),  # a plain name only tells records apart
+    ]
+    # A figure glued to punctuation is still a figure, not a name.
+    assert not [anchor for anchor in statement_anchors("p99 (confirm):4.87s") if anchor.kind == "name"]
+
+
+def test_an_answer_states_its_fields_and_reasoning_but_not_its_bookkeeping() -> None:
+    answer = {
+        "summary": "pool exhausted",
+        "confidence": 0.9,
+        "proceed": True,
+        "raw_response": "the whole reply",
+        "artifacts": {"patch": "diff --git"},
+        "reasoning": {"supports": ["max_conns=4", "503s at 13:44Z"], "note": "new pods", "claims": [{"count": 3}]},
+        "deploy_id": "dep-4940",
+        "revision": 42,
+        "ratio": 0.5,
+        "rolled_back": False,
+        "owner": None,
+        "pods": ["checkout-api-new01", 7],
+        "limits": {"memory": "512Mi"},
+    }
+    assert answer_statements(answer) == [
+        "pool exhausted",
+        "max_conns=4",
+        "503s at 13:44Z",
+        "note: new pods",
+        "count: 3",
+        "deploy_id: dep-4940",
+        "revision: 42",
+        "ratio: 0.5",
+        "checkout-api-new01",
+        "memory: 512Mi",
+    ]

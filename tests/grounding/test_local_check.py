@@ -133,6 +133,27 @@ def test_a_lone_figure_in_a_record_that_says_nothing_of_the_claim_is_unsupported
     # 10.8.0.53 is an upstream in a config, not the resolver that answered a test.
     verdict = check_claim("the dig test was answered by the resolver at 10.8.0.53", lone_figures())
     assert verdict.verdict == "unsupported" and "in a record that says nothing of `dig`" in verdict.reason
+    # It still shows where the figure is, so that a reader can see what it belongs to.
+    assert verdict.pointer is not None and "forward . 10.8.0.53" in verdict.pointer.excerpt
+
+
+def test_a_statement_of_several_facts_gives_each_fact_s_reason_once_and_the_first_pointer() -> None:
+    both = check_statement(
+        "Redis has rejected 183,344 connections, the node offset is about 94 seconds", lone_figures()
+    )
+    assert (both.verdict, both.reason) == (
+        "supported",
+        "`183,344` is in the result of redis__info, in a record that speaks of `rejected`; "
+        "`94 seconds` is in the result of prom__query, in a record that speaks of `node`, `offset`",
+    )
+    assert both.pointer is not None and both.pointer.excerpt == "rejected_connections:183344"
+    one_wrong = check_statement(
+        "Redis has rejected 183,344 connections, the dig test was answered by 10.8.0.53", lone_figures()
+    )
+    assert one_wrong.verdict == "unsupported" and one_wrong.reason.startswith(
+        "`10.8.0.53` is in the result of k8s__get"
+    )
+    assert one_wrong.pointer is not None and one_wrong.pointer.call_id == "c1"
 
 
 def test_what_the_task_says_is_given() -> None:
@@ -284,3 +305,120 @@ def test_a_lone_figure_s_reason_quotes_the_claim_s_words_as_written() -> None:
         "supported",
         "`4.87s` is in the result of metrics__query_range, in a record that speaks of `Confirm`",
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        ("only the checkout pods are affected", "undecidable", "no figure, time or id to look for"),
+        ("the pool exhaustion caused the outage", "undecidable", "a causal link"),
+        (
+            "deploy 4f2a9c1 caused the latency spike",
+            "undecidable",
+            "its figures and ids are in the tool results, but a record cannot show a cause",
+        ),
+        # With nothing more specific, a count is what to look for.
+        ("the pods restarted 7 times", "unsupported", "`7` is in no tool result"),
+        ("p99 hit 6.3s at 14:02Z", "unsupported", "`14:02Z`, `6.3s` are in no tool result"),
+        # What the task states is given, but a count it does not state is not.
+        ("checkout-api has alerted since 13:52Z", "supported", "restates the task"),
+        ("checkout-api has alerted since 13:52Z with 12 pods", "unsupported", "`12` is in no tool result"),
+        (
+            "dep-4940 shipped 4f2a9c1; p99 of /v1/cart reached 4.87s",
+            "unsupported",
+            "`4.87s`, `/v1/cart` are in the tool results, but not together in one record",
+        ),
+    ],
+)
+def test_each_verdict_says_why_in_words_the_trust_report_shows(claim: str, verdict: str, reason: str) -> None:
+    checked = check_claim(claim, evidence())
+    assert (checked.verdict, checked.reason) == (verdict, reason)
+
+
+def test_a_figure_of_another_pod_than_the_one_the_task_names_does_not_back_a_claim_about_it() -> None:
+    task = "Alert PoolSaturation on pod checkout-api-7f9c6d5b4-new01. Investigate."
+    pod_alerted = StepEvidence(task, evidence().results)
+    misread = check_claim("checkout-api-7f9c6d5b4-new01 runs with max_conns=40", pod_alerted)
+    assert (misread.verdict, misread.reason) == (
+        "unsupported",
+        "`max_conns=40` is in the result of logs__search, but in a record about something else than "
+        "`checkout-api-7f9c6d5b4-new01`",
+    )
+    read_right = check_claim("checkout-api-7f9c6d5b4-new01 runs with max_conns=4", pod_alerted)
+    assert read_right.verdict == "supported" and read_right.pointer is not None
+    assert read_right.pointer.excerpt.endswith("max_conns=4 pod=checkout-api-7f9c6d5b4-new01")
+
+
+LAG = "\n".join(
+    [
+        "2024-06-11T13:40:00Z consumer group=orders-consumer lag=1204331",
+        "2024-06-11T13:40:00Z consumer group=billing-consumer lag=5512",
+        "2024-06-11T13:50:00Z consumer group=orders-consumer lag=88120",
+        "2024-06-11T13:50:00Z consumer group=billing-consumer lag=5498",
+    ]
+)
+NAMED_QUOTA = json.dumps(
+    {
+        "metadata": {"name": "compute-q1", "creationTimestamp": "2024-05-02T08:00:00Z"},
+        "status": {"hard": {"limits.memory": "96Gi"}, "used": {"limits.memory": "93Gi"}},
+    }
+)
+
+
+def lag_and_quota() -> StepEvidence:
+    results = [ToolResult("c0", "kafka__lag", LAG, False, True), ToolResult("c1", None, NAMED_QUOTA, False, True)]
+    return StepEvidence("Alert KafkaLag on orders. Investigate.", results)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        # Two figures of one kind may be two records of the same subject: each is looked up with it.
+        (
+            "orders-consumer lag fell from 1,204,331 to 88,120",
+            "supported",
+            "`1,204,331`, `88,120` together in the result of kafka__lag",
+        ),
+        (
+            "billing-consumer lag fell from 1,204,331 to 88,120",
+            "unsupported",
+            "`1,204,331`, `88,120` are in the result of kafka__lag, but in a record about something else than "
+            "`billing-consumer`",
+        ),
+        # A figure and a time are one observation: they must be in one record.
+        ("orders-consumer lag was 1,204,331 at 13:40:00Z", "supported", None),
+        (
+            "orders-consumer lag was 1,204,331 at 13:50:00Z",
+            "unsupported",
+            "`13:50:00Z`, `1,204,331` are in the tool results, but not together in one record",
+        ),
+        # A tool without a name is still named in the reason.
+        (
+            "quota compute-q1 created 2024-05-02T08:00:00Z holds 96Gi of limits.memory",
+            "supported",
+            "`2024-05-02T08:00:00Z`, `96Gi`, `compute-q1` together in the result of a tool",
+        ),
+        # The record's time is right, but the figure is the value of the other field.
+        (
+            "quota compute-q1 created 2024-05-02T08:00:00Z has used 96Gi of limits.memory",
+            "unsupported",
+            "`96Gi` is the value of `hard limit memory`, but the claim speaks of `limit memory used` (93Gi)",
+        ),
+        (
+            "limits.memory hard is 93Gi",
+            "unsupported",
+            "`93Gi` is the value of `limit memory used`, but the claim speaks of `hard limit memory` (96Gi)",
+        ),
+    ],
+)
+def test_figures_are_looked_up_in_the_records_they_belong_to(claim: str, verdict: str, reason: str | None) -> None:
+    checked = check_claim(claim, lag_and_quota())
+    assert checked.verdict == verdict, checked.reason
+    if reason is not None:
+        assert checked.reason == reason
+
+
+def test_a_change_between_two_records_points_at_the_first() -> None:
+    checked = check_claim("orders-consumer lag fell from 1,204,331 to 88,120", lag_and_quota())
+    assert checked.pointer is not None and checked.pointer.found_by == "anchors"
+    assert checked.pointer.excerpt == LAG.splitlines()[0]

@@ -9,15 +9,46 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vectorstep.grounding.shapes import Shape
-from vectorstep.grounding.windows import FRAGMENT_CONTEXT, answer_anchors, select_windows
+from vectorstep.grounding.shapes import Shape, Span
+from vectorstep.grounding.windows import (
+    FRAGMENT_CONTEXT,
+    MARKER_ESTIMATE,
+    _added,
+    answer_anchors,
+    head_only,
+    select_windows,
+)
 
 BUDGET = 1500
+
+
+MARKED = re.compile(r"\n?… \[(?P<lines>[\d,]+) characters omitted\] …\n?|…\[(?P<inline>[\d,]+) chars omitted\]…")
+
+
+def assert_faithful(text: str, window: str) -> None:
+    """What is shown is the text itself, in order, and every marker says exactly how much it left out."""
+    position = 0
+    pieces = MARKED.split(window)
+    # split() yields: text, lines, inline, text, lines, inline, ..., text
+    for number, piece in enumerate(pieces[::3]):
+        if number == 0:
+            while position < len(text) and text[position] == "\n" and not piece.startswith("\n"):
+                position += 1  # the window's leading newlines are trimmed
+        assert text.startswith(piece, position), (position, piece[:80])
+        position += len(piece)
+        if number * 3 + 1 < len(pieces):
+            omitted = int((pieces[number * 3 + 1] or pieces[number * 3 + 2]).replace(",", ""))
+            assert omitted > 0
+            if number * 3 + 3 < len(pieces) - 1:  # between two shown pieces, a gap is marked only when that is shorter
+                assert omitted > len(f"…[{omitted:,} chars omitted]…"), omitted
+            position += omitted
+    assert text[position:].strip("\n") == "", f"{len(text) - position} characters unaccounted for"
 
 
 def shown(text: str, *statements: str, budget: int = BUDGET) -> str:
     window = select_windows(text, answer_anchors(list(statements)), budget)
     assert len(window) <= budget
+    assert_faithful(text, window)
     return window
 
 
@@ -116,6 +147,8 @@ def test_any_text_is_shown_within_its_budget(text: str, statement: str, budget: 
     assert len(window) <= budget
     if len(text) <= budget:
         assert window == text
+    else:
+        assert_faithful(text, window)
 
 
 VARIED_WORDS = [f"{'abcdefghij'[n % 10] * (3 + n % 7)}{n}" for n in range(500)]
@@ -148,3 +181,106 @@ def test_an_anchor_at_either_end_of_a_long_line_is_shown(where: str) -> None:
     (window,) = [piece for piece in pieces if "checkout-7d9f6b5c4-x2kqp" in piece]
     assert set(window.split()) <= {*FIXED_WORDS, "pod=checkout-7d9f6b5c4-x2kqp"}, window
     assert line.startswith(window) if where == "start" else line.endswith(window)
+
+
+WORKERS = "\n".join(f"2024-06-11T13:{n % 60:02d}:00Z INFO worker {n:04d} ok" for n in range(200))  # 40 chars a line
+
+
+@pytest.mark.parametrize(("budget", "head_lines"), [(800, 1), (810, 2), (1000, 2), (1230, 3)])
+def test_the_head_takes_the_lines_that_end_within_a_tenth_of_the_budget(budget: int, head_lines: int) -> None:
+    window = shown(WORKERS, "worker 0150 failed", budget=budget)
+    head = "\n".join(WORKERS.splitlines()[:head_lines])
+    assert window.startswith(f"{head}\n… [")
+
+
+def test_a_result_that_fits_its_budget_exactly_is_shown_whole() -> None:
+    assert select_windows(WORKERS, answer_anchors(["worker 0150 failed"]), len(WORKERS)) == WORKERS
+    assert head_only(WORKERS, len(WORKERS)) == WORKERS
+
+
+def test_head_truncation_fills_its_budget_and_says_exactly_how_much_it_cut() -> None:
+    text = "x" * 5000
+    window = head_only(text, 1000)
+    assert len(window) == 1000
+    kept = window.index("\n")
+    assert window == f"{text[:kept]}\n… [{5000 - kept:,} characters omitted] …"
+
+
+def test_a_table_whose_header_starts_with_a_space_keeps_it() -> None:
+    rows = [f" checkout_{n:03d} | {n * 7:>11} | idle" for n in range(300)]
+    text = "\n".join([" datname      | numbackends | state", "--------------+-------------+------", *rows])
+    window = shown(text, "checkout_250 has 1750 backends")
+    assert window.startswith(" datname      | numbackends | state\n")
+    assert " checkout_250 |        1750 | idle" in window
+
+
+def test_the_rarest_evidence_gets_the_room_when_there_is_room_for_one_record() -> None:
+    lines = [f"2024-06-11T13:{n % 60:02d}:00Z ERROR code=503 route=/v1/cart upstream timed out" for n in range(40)]
+    lines.append("2024-06-11T14:10:00Z ERROR code=503 route=/v1/cart trace=ab12cd34ef upstream reset by peer")
+    window = shown("\n".join(lines), "code=503 errors, one with trace ab12cd34ef", budget=300)
+    assert "trace=ab12cd34ef" in window
+
+
+def test_every_fact_gets_a_record_before_any_fact_gets_a_second() -> None:
+    lines = []
+    for n in range(20):
+        lines.append(f"13:{n:02d}:01Z code=503 ok")  # short: the cheapest records to show
+        lines.append(f"13:{n:02d}:02Z pool=exhausted waiting for a connection, retries=5 of 5, queue depth {n}")
+    window = shown("\n".join(lines), "code=503 while retries=5", budget=400)
+    assert "code=503" in window and "retries=5" in window
+
+
+def test_the_budget_is_a_ceiling_not_a_target() -> None:
+    filler = "checkout request served in a normal time with nothing of note to report, " * 2
+    lines = [f"2024-06-11T13:{n % 60:02d}:00Z INFO checkout {filler}" for n in range(100)]
+    lines[60] = lines[60].replace("INFO checkout", "INFO checkout deploy=dep-4940")
+    window = shown("\n".join(lines), "checkout runs deploy=dep-4940")
+    # Lines that only repeat a common word would cost the judge reading and give nothing.
+    assert "deploy=dep-4940" in window and len(window) < 600
+
+
+SHOWN = [(0, 100), (500, 600), (900, 1000)]
+
+
+@pytest.mark.parametrize(
+    ("spans", "cost"),
+    [
+        ([(50, 150)], 50),  # only what is new counts
+        ([(550, 560)], 0),  # already shown
+        ([(300, 350)], 50 + MARKER_ESTIMATE),  # apart from what is shown: it brings a marker
+        ([(610, 650)], 40),  # just after a shown piece
+        ([(122, 200)], 78),  # as close as a marker is long: touching
+        ([(123, 200)], 77 + MARKER_ESTIMATE),
+        ([(300, 478)], 178),  # ends as close to the next shown piece as a marker is long
+        ([(300, 477)], 177 + MARKER_ESTIMATE),
+        ([(550, 950)], 300),  # over two shown pieces
+        ([(0, 1000)], 700),  # over all three
+        ([(1100, 1200)], 100 + MARKER_ESTIMATE),
+        ([(300, 350), (610, 650)], 50 + MARKER_ESTIMATE + 40),
+    ],
+)
+def test_the_cost_of_a_record_is_what_it_adds_and_a_marker_if_it_stands_apart(spans: list[Span], cost: int) -> None:
+    assert _added(SHOWN, spans) == cost
+
+
+def test_a_head_line_longer_than_its_share_is_cut_to_the_share() -> None:
+    first = "XFS (dm-3): metadata I/O error in xfs_imap_to_bp at daddr 0x2c8 len 32 error 5 " * 3
+    text = "\n".join([first, *WORKERS.splitlines()])
+    window = shown(text, "worker 0150 failed", budget=1000)
+    assert window.startswith(f"{first[:100]}\n… [")  # a tenth of the budget
+
+
+def test_an_anchor_that_is_not_in_the_result_does_not_hide_the_ones_that_are() -> None:
+    window = shown(WORKERS, "deploy=dep-9999 rolled out, then worker 0150 failed", budget=500)
+    assert "worker 0150 ok" in window
+
+
+def test_a_record_up_to_a_quarter_of_the_budget_is_shown_whole() -> None:
+    records = [
+        {"id": f"job-{n:04d}", "owner": "batch", "note": "nightly export of the ledger to the warehouse " * 6}
+        for n in range(40)
+    ]
+    text = json.dumps(records)
+    record = json.dumps(records[25])
+    assert 300 < len(record) <= BUDGET // 4
+    assert record in shown(text, "job-0025 failed")

@@ -108,7 +108,6 @@ class Anchor:
     kind: str  # number | time | hash | name | pair | keyed | quote | word
     hard: bool
     readings: tuple[Reading, ...] = ()
-    significant: int = 0  # significant digits a number was written with
     # Whether a bare figure in a tool result (no unit) may be this one: yes for 4.87s, 4.2%, 1.2M,
     # 512Mi, 42/s; no for 30s or 5m, which would match every bare 30 or 5.
     bare: bool = False
@@ -137,7 +136,7 @@ def statement_anchors(text: str) -> list[Anchor]:
     for match in _COUNT.finditer(rest):  # "restarted 6 times": a count tells records apart, weakly
         number = match.group(0)
         reading = Reading("plain", float(number), 0.0)
-        found.keep([Anchor(number, "number", False, (reading,), len(number), bare=True)], None)
+        found.keep([Anchor(number, "number", False, (reading,), bare=True)], None)
     for word in _WORD.findall(rest):
         stemmed = stem(word)
         if word.lower() not in STOPWORDS and stemmed not in STOPWORDS:
@@ -188,7 +187,7 @@ def _compound_duration(match: re.Match[str]) -> list[Anchor]:
     hours, minutes, seconds = (float(match.group(name) or 0) for name in ("h", "m", "s"))
     total = hours * 3600 + minutes * 60 + seconds
     step = 1.0 if match.group("s") else 60.0
-    return [Anchor(match.group(0), "number", True, (Reading("seconds", total, step),), 3, bare=True)]
+    return [Anchor(match.group(0), "number", True, (Reading("seconds", total, step),), bare=True)]
 
 
 def _range(match: re.Match[str]) -> list[Anchor]:
@@ -212,7 +211,7 @@ def _quantity_anchor(match: re.Match[str]) -> list[Anchor]:
 
 
 def _name_anchor(match: re.Match[str]) -> list[Anchor]:
-    token = match.group(0).rstrip("/.:").lstrip(":")
+    token = match.group(0).rstrip("/.:")
     if len(token) < MIN_NAME_CHARS or _WRITTEN_QUANTITY.fullmatch(token):  # 4.87s, 1.2M: figures, read as such
         return []
     hard = any(character.isdigit() for character in token) or "/" in token
@@ -268,7 +267,7 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
     bare = significant >= 3 or "." in written or rate or magnitude or unit == "%"
     if unit and unit != "%" and significant >= 3 and "." not in written:
         readings.append(Reading("written", value, 10.0**-decimals))
-    return Anchor(match.group(0), "number", True, tuple(readings), significant, bare=bare)
+    return Anchor(match.group(0), "number", True, tuple(readings), bare=bare)
 
 
 def readings_of(value: float, decimals: int, unit: str) -> list[Reading]:

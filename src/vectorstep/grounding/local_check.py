@@ -77,7 +77,7 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
             return LocalVerdict(SUPPORTED, "restates the task")
     missing = [anchor for anchor in needed if not any(result.index.find(anchor) for result in evidence.usable)]
     if missing:
-        return LocalVerdict(UNSUPPORTED, f"{_named(missing)} {'is' if len(missing) == 1 else 'are'} in no tool result")
+        return LocalVerdict(UNSUPPORTED, f"{_named(missing)} {_are(missing)} in no tool result")
     if causal:
         return LocalVerdict(
             UNDECIDABLE, "its figures and ids are in the tool results, but a record cannot show a cause"
@@ -119,9 +119,12 @@ def _placed(
     for result in usable:
         if _together(result, needed, ()) is not None:
             names = _named([anchor for anchor in soft if result.index.find(anchor)][:3])
-            why = f"{_named(needed)} are in {_tool(result)}, but in a record about something else than {names}"
+            why = (
+                f"{_named(needed)} {_are(needed)} in {_tool(result)}, but in a record about something else than {names}"
+            )
             return LocalVerdict(UNSUPPORTED, why)
-    return LocalVerdict(UNSUPPORTED, f"{_named(needed)} are in the tool results, but not together in one record")
+    why = f"{_named(needed)} {_are(needed)} in the tool results, but not together in one record"
+    return LocalVerdict(UNSUPPORTED, why)
 
 
 def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], plain: list[Anchor]) -> LocalVerdict:
@@ -274,18 +277,19 @@ def _field(words: frozenset[str]) -> str:
 
 
 def _combined(verdicts: list[LocalVerdict]) -> LocalVerdict:
-    refuted = [verdict for verdict in verdicts if verdict.verdict == UNSUPPORTED]
-    if refuted:
-        return LocalVerdict(UNSUPPORTED, _reasons(refuted))
-    backed = [verdict for verdict in verdicts if verdict.verdict == SUPPORTED]
-    if not backed:
-        return verdicts[0] if len(verdicts) == 1 else LocalVerdict(UNDECIDABLE, verdicts[0].reason)
-    pointer = next((verdict.pointer for verdict in backed if verdict.pointer is not None), None)
-    return LocalVerdict(SUPPORTED, _reasons(backed), pointer)
+    """One verdict for a claim's parts: refuted if any part is, backed if every decided part is.
 
-
-def _reasons(verdicts: list[LocalVerdict]) -> str:
-    return "; ".join(dict.fromkeys(verdict.reason for verdict in verdicts))  # each reason once, in order
+    The pointer is the first part's that has one, so a refuted figure still shows where it was found.
+    """
+    if len(verdicts) == 1:
+        return verdicts[0]
+    for outcome in (UNSUPPORTED, SUPPORTED):
+        decided = [verdict for verdict in verdicts if verdict.verdict == outcome]
+        if decided:
+            pointer = next((verdict.pointer for verdict in decided if verdict.pointer is not None), None)
+            # each reason once, in order
+            return LocalVerdict(outcome, "; ".join(dict.fromkeys(verdict.reason for verdict in decided)), pointer)
+    return LocalVerdict(UNDECIDABLE, verdicts[0].reason, verdicts[0].pointer)
 
 
 def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | None]]:
@@ -306,7 +310,7 @@ def answer_claims(answer: Mapping[str, Any]) -> list[tuple[str, list[Anchor] | N
             claims.append((f"{key}: {text}", statement_anchors(text)))
         elif isinstance(value, int):  # an id or a count: exactly this number
             reading = Reading("plain", float(value), 0.0)
-            claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), len(str(value)), True)]))
+            claims.append((f"{key}: {value}", [Anchor(str(value), "number", True, (reading,), bare=True)]))
         elif isinstance(value, float):  # a measurement: as precise as it was written
             claims.append((f"{key}: {value}", statement_anchors(repr(value))))
     return claims[:MAX_STATEMENTS]
@@ -336,8 +340,12 @@ def _pointer(result: ToolResult, group: Node) -> EvidencePointer:
     return result.node_pointer(shown, "anchors")
 
 
+def _are(anchors: Sequence[Anchor]) -> str:
+    return "is" if len(anchors) == 1 else "are"
+
+
 def _named(anchors: Sequence[Anchor]) -> str:
-    return ", ".join(f"`{anchor.text}`" for anchor in anchors) or "its anchors"
+    return ", ".join(f"`{anchor.text}`" for anchor in anchors)
 
 
 def _written(claim: str, words: Sequence[Anchor]) -> str:

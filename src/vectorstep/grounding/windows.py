@@ -96,19 +96,19 @@ def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
 
 
 def _added(chosen: list[Span], spans: list[Span]) -> int:
-    """About how many characters showing `spans` adds to `chosen`: what is new, and a marker each."""
+    """How many characters showing `spans` adds to `chosen` (sorted, disjoint): what is new, and a
+    marker for each piece that does not touch what is shown already."""
     added = 0
     starts = [low for low, _ in chosen]
     for start, end in spans:
-        index = max(bisect.bisect_right(starts, start) - 1, 0)
         new = end - start
         touching = False
-        for low, high in chosen[index : index + 2]:
-            overlap = min(end, high) - max(start, low)
-            if overlap > 0:
-                new -= overlap
-            touching = touching or (low <= end + MARKER_ESTIMATE and start <= high + MARKER_ESTIMATE)
-        added += max(new, 0) + (0 if touching else MARKER_ESTIMATE)
+        for low, high in chosen[max(bisect.bisect_right(starts, start) - 1, 0) :]:
+            if low > end + MARKER_ESTIMATE:
+                break
+            new -= max(0, min(end, high) - max(start, low))
+            touching = touching or start <= high + MARKER_ESTIMATE
+        added += new + (0 if touching else MARKER_ESTIMATE)
     return added
 
 
@@ -181,19 +181,13 @@ def _snap(text: str, position: int, *, backwards: bool) -> int:
 def _merge(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for start, end in sorted(spans):
-        if merged and start <= merged[-1][1] + _gap_worth_keeping(merged[-1][1], start):
+        gap = start - merged[-1][1] if merged else 0
+        # A gap no longer than the marker that would replace it is cheaper shown than marked.
+        if merged and gap <= len(INLINE_MARKER.format(omitted=gap)):
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         elif end > start:
             merged.append((start, end))
     return merged
-
-
-def _gap_worth_keeping(end: int, start: int) -> int:
-    # A gap shorter than the marker that would replace it is cheaper shown than marked.
-    return _INLINE_MARKER_CHARS + len(f"{start - end:,}") if start > end else 0
-
-
-_INLINE_MARKER_CHARS = len(INLINE_MARKER.format(omitted=0)) - 1
 
 
 def _pieces(text: str, spans: list[Span]) -> list[str]:
