@@ -7,7 +7,7 @@ import json
 import pytest
 
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.local_check import answer_claims, check_claim, check_statement
+from vectorstep.grounding.local_check import _CLAUSES, answer_claims, check_claim, check_statement, claim_words, clauses
 from vectorstep.grounding.pointers import locate
 
 TASK = "Alert CheckoutLatencyHigh on checkout-api (namespace shop) since 2024-06-11T13:52:30Z. Investigate."
@@ -223,7 +223,16 @@ def test_evidence_quoted_from_the_task_is_not_flagged() -> None:
 
 def test_a_hostile_answer_is_looked_up_within_bounds() -> None:
     answer = {
-        "reasoning": {"supports": ["\x00" * 10, "9" * 50_000, *[f"dep-{n} at 13:{n % 60:02d}Z" for n in range(5000)]]},
+        "reasoning": {
+            "supports": [
+                3,
+                None,
+                {"x": 1},
+                "\x00" * 10,
+                "9" * 50_000,
+                *[f"dep-{n} at 13:{n % 60:02d}Z" for n in range(5000)],
+            ]
+        },
         "nested": {"deep": [[["x"]]]},
         "flag": True,
         "nan": float("nan"),
@@ -267,6 +276,7 @@ def test_an_answer_s_own_fields_are_looked_up_as_exactly_what_they_say() -> None
         "old_max_conns": 41,  # 40 is printed: a count is exactly this number, not one near it
         "p99_seconds": 4.87,
         "rev": 4940,  # only part of an id (dep-4940), not a number printed
+        "idle_connections": 0,  # 0.21 and 0.84 are printed: 0 is none of them
         "ok": True,
         "none": None,
         "blank": "  ",
@@ -290,6 +300,7 @@ def test_an_answer_s_own_fields_are_looked_up_as_exactly_what_they_say() -> None
             "`4.87` is in the result of metrics__query_range, but nothing else the claim names ties it to that record",
         ),
         ("rev: 4940", "unsupported", "`4940` is in no tool result"),
+        ("idle_connections: 0", "unsupported", "`0` is in no tool result"),
     ]
 
 
@@ -422,3 +433,97 @@ def test_a_change_between_two_records_points_at_the_first() -> None:
     checked = check_claim("orders-consumer lag fell from 1,204,331 to 88,120", lag_and_quota())
     assert checked.pointer is not None and checked.pointer.found_by == "anchors"
     assert checked.pointer.excerpt == LAG.splitlines()[0]
+
+
+def test_a_claim_in_a_record_too_long_to_show_points_at_the_part_that_holds_it() -> None:
+    pods = [
+        {
+            "metadata": {"name": f"checkout-api-new0{n}", "annotations": {f"note-{k}": "x" * 60 for k in range(30)}},
+            "status": {"phase": "Running", "restartCount": 7 - n, "startTime": f"2024-06-11T13:4{n}:03Z"},
+        }
+        for n in range(2)
+    ]
+    result = ToolResult("c0", "k8s__get", json.dumps({"items": pods}), False, True)
+    checked = check_claim("restartCount=7 since its start at 2024-06-11T13:40:03Z", StepEvidence("Alert", [result]))
+    assert checked.verdict == "supported" and checked.pointer is not None
+    assert checked.pointer.found_by == "anchors"
+    assert (
+        checked.pointer.excerpt
+        == '"status": {"phase": "Running", "restartCount": 7, "startTime": "2024-06-11T13:40:03Z"}'
+    )
+
+
+QUOTA_BY_KIND = json.dumps(
+    {
+        "status": {
+            "hard": {"limits.memory": "96Gi", "requests.memory": "64Gi"},
+            "used": {"limits.memory": "93Gi", "requests.memory": "96Gi"},
+        }
+    }
+)
+PARTITIONS = "\n".join(
+    [
+        "TOPIC   PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG",
+        *(f"orders  {p}          {1000 + p}            {1003 + p}            3" for p in range(7)),
+        "orders  7          1007            49919            48912",
+    ]
+)
+ROLLOUTS = "REVISION  CHANGE-CAUSE\n35        image 1.4.1\n36        image 1.4.2\n37        image 1.5.0"
+
+
+def more_evidence() -> StepEvidence:
+    extra = [
+        ToolResult("c5", "k8s__quota", QUOTA_BY_KIND, False, True),
+        ToolResult("c6", "kafka__groups", PARTITIONS, False, True),
+        ToolResult("c7", "k8s__rollout", ROLLOUTS, False, True),
+    ]
+    return StepEvidence(TASK, [*evidence().results, *extra])
+
+
+@pytest.mark.parametrize(
+    ("claim", "reason"),
+    [
+        # 96Gi is two fields' value: the claim's words say which one it means.
+        ("requests.memory used is 96Gi", "`96Gi` together in the result of k8s__quota"),
+        # A field's number or a quote names what it is: found, it is evidence on its own.
+        ("partition 7 lags", "`partition 7` together in the result of kafka__groups"),
+        ("rollout revision 37 is live", "`revision 37` together in the result of k8s__rollout"),
+        ("'acquire timed out after' was logged", "`acquire timed out after` together in the result of logs__search"),
+        # The pod's name ends its log line: still in that record.
+        (
+            "checkout-api-7f9c6d5b4-new01 hit 5s timeouts",
+            "`5s`, `checkout-api-7f9c6d5b4-new01` together in the result of logs__search",
+        ),
+    ],
+)
+def test_what_names_a_value_ties_it_to_its_record(claim: str, reason: str) -> None:
+    checked = check_claim(claim, more_evidence())
+    assert (checked.verdict, checked.reason) == ("supported", reason)
+
+
+def test_two_times_of_one_subject_may_be_two_records() -> None:
+    checked = check_claim("orders-consumer lag reported from 13:40:00Z to 13:50:00Z", lag_and_quota())
+    assert checked.verdict == "supported", checked.reason
+
+
+def test_a_name_the_task_does_not_state_is_not_given() -> None:
+    checked = check_claim("checkout-api has alerted since 13:52Z from eu-west", evidence())
+    assert (checked.verdict, checked.reason) == ("unsupported", "`eu-west` is in no tool result")
+
+
+def test_a_statement_whose_facts_are_all_undecidable_says_why_for_the_first() -> None:
+    checked = check_statement("the slowest route reached 4.87s, the pool had 4 left", evidence())
+    assert (checked.verdict, checked.reason) == (
+        "undecidable",
+        "`4.87s` is in the result of metrics__query_range, but nothing else the claim names ties it to that record",
+    )
+    assert checked.pointer is not None and checked.pointer.call_id == "c1"
+
+
+def test_a_clause_without_a_figure_stays_with_the_one_before_it() -> None:
+    statement = "dep-4940 shipped, max_conns=4, p99 reached 4.87s, which is high"
+    assert clauses(statement, _CLAUSES) == ["dep-4940 shipped", "max_conns=4", "p99 reached 4.87s, which is high"]
+
+
+def test_a_claim_s_words_leave_out_short_words_and_stopwords_in_any_case() -> None:
+    assert claim_words("The DB hit its max of 95% connections") == {"max", "connection"}

@@ -35,6 +35,7 @@ def assert_faithful(text: str, window: str) -> None:
             while position < len(text) and text[position] == "\n" and not piece.startswith("\n"):
                 position += 1  # the window's leading newlines are trimmed
         assert text.startswith(piece, position), (position, piece[:80])
+        assert piece or number in (0, len(pieces) // 3), "two markers in a row"
         position += len(piece)
         if number * 3 + 1 < len(pieces):
             omitted = int((pieces[number * 3 + 1] or pieces[number * 3 + 2]).replace(",", ""))

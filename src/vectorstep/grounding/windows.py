@@ -181,9 +181,8 @@ def _snap(text: str, position: int, *, backwards: bool) -> int:
 def _merge(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for start, end in sorted(spans):
-        gap = start - merged[-1][1] if merged else 0
         # A gap no longer than the marker that would replace it is cheaper shown than marked.
-        if merged and gap <= len(INLINE_MARKER.format(omitted=gap)):
+        if merged and (gap := start - merged[-1][1]) <= len(INLINE_MARKER.format(omitted=gap)):
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         elif end > start:
             merged.append((start, end))
