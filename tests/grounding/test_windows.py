@@ -285,3 +285,12 @@ def test_a_record_up_to_a_quarter_of_the_budget_is_shown_whole() -> None:
     record = json.dumps(records[25])
     assert 300 < len(record) <= BUDGET // 4
     assert record in shown(text, "job-0025 failed")
+
+
+def test_a_record_that_no_longer_fits_does_not_stop_a_smaller_one_that_does() -> None:
+    filler = [f"2024-06-11T13:{n:02d}:00Z INFO nothing to see here {n}" for n in range(40)]
+    two_facts = "two facts: id=888 and id=999" + " padding" * 25  # the better value, too long for what is left
+    one_fact = "one fact: id=555" + " pad" * 30
+    text = "\n".join([*filler[:10], two_facts, *filler[10:20], one_fact, *filler[20:30], "x-1 id=777", *filler[30:]])
+    window = shown(text, "id=777, id=888 id=999, id=555", budget=350)
+    assert "id=777" in window and one_fact in window and "id=888" not in window

@@ -71,7 +71,7 @@ def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
         value = gain / (cost + 40)
         # Budget is a ceiling, not a target: a record that adds only repeats or common words costs the
         # judge more reading than it gives.
-        return value if gain > 0 and value >= MIN_SCORE and length + cost <= budget else 0.0
+        return value if value >= MIN_SCORE and length + cost <= budget else 0.0
 
     # Lazy greedy: a unit's score only changes when something is chosen, so each round re-scores
     # the best candidates only, until the best one's fresh score still leads.
