@@ -529,3 +529,101 @@ def test_a_clause_without_a_figure_stays_with_the_one_before_it() -> None:
 
 def test_a_claim_s_words_leave_out_short_words_and_stopwords_in_any_case() -> None:
     assert claim_words("The DB hit its max of 95% connections") == {"max", "connection"}
+
+
+DEPLOYMENTS = "\n".join(
+    [
+        "NAME           READY   UP-TO-DATE   AVAILABLE   AGE",
+        "checkout-api   3/3     3            3            12d",
+        "cart-api       1/4     4            1            40d",
+        "search-api     2/2     2            2            7d",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        # The name that starts a row belongs to that row.
+        ("checkout-api has been up for 12d", "supported", "`12d` together in the result of kubectl__get"),
+        ("cart-api has been up for 40d", "supported", "`40d` together in the result of kubectl__get"),
+        (
+            "search-api has been up for 40d",
+            "unsupported",
+            "`40d` is in the result of kubectl__get, but in a record about something else than `search-api`",
+        ),
+    ],
+)
+def test_a_row_is_about_the_name_it_starts_with(claim: str, verdict: str, reason: str) -> None:
+    deployments = StepEvidence("Alert: pods not ready", [ToolResult("c0", "kubectl__get", DEPLOYMENTS, False, True)])
+    checked = check_claim(claim, deployments)
+    assert (checked.verdict, checked.reason) == (verdict, reason)
+
+
+KUBELET = "\n".join(
+    [
+        "2024-06-11T13:01:00Z kubelet pod cart-a evicted under memory pressure at 7.9Gi",
+        "2024-06-11T13:02:00Z kubelet pod cart-b running at 3.1Gi",
+        "2024-06-11T13:03:00Z kubelet pod cart-c running at 3.4Gi",
+        "2024-06-11T13:04:00Z kubelet pod cart-d evicted under memory pressure at 7.2Gi",
+        "2024-06-11T13:05:00Z kubelet pod cart-e running at 2.9Gi",
+        "2024-06-11T13:06:00Z kubelet pod cart-f running at 3.0Gi",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        # `evicted` is said by two lines of six: it tells those from the rest.
+        (
+            "a pod was evicted at 7.9Gi",
+            "supported",
+            "`7.9Gi` is in the result of logs__search, in a record that speaks of `evicted`",
+        ),
+        # `running` is said by most lines: it ties the figure to none of them.
+        (
+            "a pod was running at 3.4Gi",
+            "undecidable",
+            "`3.4Gi` is in the result of logs__search, but nothing else the claim names ties it to that record",
+        ),
+    ],
+)
+def test_a_word_ties_a_figure_to_its_line_only_when_few_lines_say_it(claim: str, verdict: str, reason: str) -> None:
+    kubelet = StepEvidence("Alert: cart pods restarting", [ToolResult("c0", "logs__search", KUBELET, False, True)])
+    checked = check_claim(claim, kubelet)
+    assert (checked.verdict, checked.reason) == (verdict, reason)
+
+
+def sample(*pods: str) -> str:
+    result = [
+        {"metric": {"pod": pod}, "value": [1718114160, "4.21" if n == 0 else "0.37"]} for n, pod in enumerate(pods)
+    ]
+    return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+
+@pytest.mark.parametrize(("pods", "verdict"), [(("cart-a",), "supported"), (("cart-a", "cart-b"), "unsupported")])
+def test_what_a_query_asks_ties_its_only_sample_but_not_one_of_several(pods: tuple[str, ...], verdict: str) -> None:
+    asked = "promql=sum by (pod) (rate(http_errors_total[5m]))"
+    result = ToolResult("c0", "prom__query", sample(*pods), False, True, asked)
+    checked = check_claim("errors reached 4.21/s", StepEvidence("Alert: cart errors", [result]))
+    assert checked.verdict == verdict, checked.reason
+
+
+@pytest.mark.parametrize(
+    "claim", ["the billing-export job ran at 2024-06-11T13:00:00Z", "billing-export ran at 2024-06-10T13:00:00Z"]
+)
+def test_a_time_is_not_refuted_by_another_named_time_the_claim_does_not_name(claim: str) -> None:
+    cronjob = StepEvidence("Alert: billing-export is stale", [ToolResult("c0", "k8s__get", CRONJOB, False, True)])
+    checked = check_claim(claim, cronjob)
+    assert checked.verdict == "supported", checked.reason
+
+
+def test_a_lone_figure_is_looked_for_in_every_result_before_it_is_judged() -> None:
+    dig = "2024-06-11T13:10:00Z dig test for checkout.shop.svc answered by 10.8.0.53 in 3 ms"
+    results = [ToolResult("c1", "k8s__get", COREDNS, False, True), ToolResult("c2", "shell__run", dig, False, True)]
+    checked = check_claim("the dig test was answered by the resolver at 10.8.0.53", StepEvidence("Alert", results))
+    assert (checked.verdict, checked.reason) == (
+        "supported",
+        "`10.8.0.53` is in the result of shell__run, in a record that speaks of `dig`, `test`, `answered`",
+    )

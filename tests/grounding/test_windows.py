@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from vectorstep.grounding.shapes import Shape, Span
 from vectorstep.grounding.windows import (
     FRAGMENT_CONTEXT,
+    LEAF_MAX,
     MARKER_ESTIMATE,
     _added,
     answer_anchors,
@@ -276,15 +277,14 @@ def test_an_anchor_that_is_not_in_the_result_does_not_hide_the_ones_that_are() -
     assert "worker 0150 ok" in window
 
 
-def test_a_record_up_to_a_quarter_of_the_budget_is_shown_whole() -> None:
-    records = [
-        {"id": f"job-{n:04d}", "owner": "batch", "note": "nightly export of the ledger to the warehouse " * 6}
-        for n in range(40)
-    ]
+@pytest.mark.parametrize(("size", "whole"), [(BUDGET // 4, True), (BUDGET // 4 + 1, False)])
+def test_a_record_up_to_a_quarter_of_the_budget_is_shown_whole(size: int, whole: bool) -> None:
+    records = [{"id": f"job-{n:04d}", "owner": "batch", "note": "x" * (size - 48)} for n in range(40)]
     text = json.dumps(records)
     record = json.dumps(records[25])
-    assert 300 < len(record) <= BUDGET // 4
-    assert record in shown(text, "job-0025 failed")
+    assert len(record) == size
+    window = shown(text, "job-0025 failed")
+    assert '"id": "job-0025"' in window and (record in window) == whole
 
 
 def test_a_record_that_no_longer_fits_does_not_stop_a_smaller_one_that_does() -> None:
@@ -294,3 +294,28 @@ def test_a_record_that_no_longer_fits_does_not_stop_a_smaller_one_that_does() ->
     text = "\n".join([*filler[:10], two_facts, *filler[10:20], one_fact, *filler[20:30], "x-1 id=777", *filler[30:]])
     window = shown(text, "id=777, id=888 id=999, id=555", budget=350)
     assert "id=777" in window and one_fact in window and "id=888" not in window
+
+
+def test_an_anchor_that_ends_its_line_is_shown_in_that_line() -> None:
+    lines = [f"2024-06-11T13:{n % 60:02d}:00Z WARN probe failed for pod=cart-{n:04d}" for n in range(300)]
+    window = shown("\n".join(lines), "the probe failed for cart-0271")
+    assert lines[271] in window
+
+
+def test_a_line_too_long_to_show_whole_keeps_its_start_and_the_words_around_the_anchor() -> None:
+    long_line = "2024-06-11T13:44:03Z ERROR batch=" + ",".join(f"item-{n:05d}" for n in range(400))
+    lines = [*WORKERS.splitlines()[:100], long_line, *WORKERS.splitlines()[100:]]
+    window = shown("\n".join(lines), "item-00250 was rejected")
+    start = f"\n{long_line[:60]}…["  # the line's first 60 characters say what the line is
+    assert start in window and "item-00250" in window.split(start, 1)[1]
+
+
+@pytest.mark.parametrize(("length", "whole"), [(LEAF_MAX, True), (LEAF_MAX + 1, False)])
+def test_a_field_of_a_large_record_is_shown_whole_up_to_the_leaf_limit(length: int, whole: bool) -> None:
+    def message(n: int) -> str:
+        text = f"probe failed: connection refused; pod=cart-{n:04d} " + "connection refused; " * 20
+        return text[: length - len('"message": ""')]
+
+    records = [{"id": f"ev-{n}", "details": {"extra": "y" * 600, "message": message(n)}} for n in range(10)]
+    window = shown(json.dumps(records), "the probe failed for cart-0007")
+    assert "pod=cart-0007" in window and (f'"message": "{message(7)}"' in window) == whole

@@ -258,13 +258,12 @@ def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], recor
     found = [start for start, _ in result.index.find(anchor) if record.start <= start < record.end]
     if not found:
         return None
-    own = field_name(result.shape, found[0])
+    own = field_name(result.shape, found[0]).key
     for start in result.index.moment_starts(record.start, record.end):
-        rival = field_name(result.shape, start)
-        if start in found or not rival.key or rival.key == own.key:
-            continue
-        if words & (rival.key - own.key) and not words & (own.key - rival.key):
-            return f"`{anchor.text}` is the time of {_field(own.key)}, but the claim speaks of {_field(rival.key)}"
+        # The claimed time itself, an unnamed time or one of the same name has no words of its own.
+        rival = field_name(result.shape, start).key
+        if words & (rival - own) and not words & (own - rival):
+            return f"`{anchor.text}` is the time of {_field(own)}, but the claim speaks of {_field(rival)}"
     return None
 
 
