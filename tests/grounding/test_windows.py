@@ -319,3 +319,28 @@ def test_a_field_of_a_large_record_is_shown_whole_up_to_the_leaf_limit(length: i
     records = [{"id": f"ev-{n}", "details": {"extra": "y" * 600, "message": message(n)}} for n in range(10)]
     window = shown(json.dumps(records), "the probe failed for cart-0007")
     assert "pod=cart-0007" in window and (f'"message": "{message(7)}"' in window) == whole
+
+
+def three_facts() -> str:
+    """`retries=5` is in two records, `code=503` in four, `span=7` in one long one, apart from each other."""
+    filler = "2024-06-11T13:00:00Z INFO nothing to report here"
+    facts = {
+        5: "b1 retries=5 x",
+        9: "a1 code=503 xx",
+        13: "a2 code=503 xx",
+        17: "a3 code=503 xx",
+        21: "a4 code=503 xx",
+        25: "b2 retries=5 " + "y" * 36,
+        29: "c1 span=7 " + "z" * 70,
+    }
+    return "\n".join([filler] * 3 + [facts.get(n, filler) for n in range(32)])
+
+
+def test_with_room_for_each_fact_every_fact_is_shown() -> None:
+    window = shown(three_facts(), "code=503 with retries=5 and span=7", budget=300)
+    assert "code=503" in window and "retries=5" in window and "span=7" in window
+
+
+def test_a_shown_fact_s_other_records_count_as_repeats_after_any_later_choice() -> None:
+    window = shown(three_facts(), "code=503 with retries=5 and span=7", budget=260)
+    assert "b1 retries=5" in window and "b2 retries=5" not in window
