@@ -344,3 +344,11 @@ def test_with_room_for_each_fact_every_fact_is_shown() -> None:
 def test_a_shown_fact_s_other_records_count_as_repeats_after_any_later_choice() -> None:
     window = shown(three_facts(), "code=503 with retries=5 and span=7", budget=260)
     assert "b1 retries=5" in window and "b2 retries=5" not in window
+
+
+def test_among_hundreds_of_candidate_records_the_rarest_evidence_is_kept() -> None:
+    keys = ["code=503", "retries=5", "span=7", "shard=12", "slot=44", "wave=9"]
+    lines = [f"2024-06-11T13:{n % 60:02d}:00Z WARN {keys[n % 6]} upstream slow {n}" for n in range(300)]
+    lines.append("2024-06-11T14:59:00Z ERROR trace=ab12cd34ef upstream reset")  # the last of 241 candidates
+    window = shown("\n".join(lines), f"{' '.join(keys)} and trace ab12cd34ef")
+    assert "trace=ab12cd34ef" in window
