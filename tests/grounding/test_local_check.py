@@ -627,3 +627,17 @@ def test_a_lone_figure_is_looked_for_in_every_result_before_it_is_judged() -> No
         "supported",
         "`10.8.0.53` is in the result of shell__run, in a record that speaks of `dig`, `test`, `answered`",
     )
+
+
+def test_a_claim_points_at_the_whole_record_it_is_in_wherever_that_is() -> None:
+    def job(n: int) -> dict[str, object]:
+        failed = n == 40
+        status = {"phase": "Failed" if failed else "Succeeded", "exitCode": 137 if failed else 0}
+        return {"id": f"job-{n:03d}", "status": {**status, "finishedAt": f"2024-06-11T{n % 24:02d}:{n:02d}:09Z"}}
+
+    text = json.dumps({"items": [job(n) for n in range(50)]})
+    jobs = StepEvidence("Alert: etl failing", [ToolResult("c0", "k8s__get", text, False, True)])
+    checked = check_claim("the job exited with exitCode=137 at 2024-06-11T16:40:09Z", jobs)
+    assert checked.verdict == "supported" and checked.pointer is not None
+    assert checked.pointer.start > 2000  # far into the result, and still the whole record (its id with it)
+    assert checked.pointer.excerpt == json.dumps(job(40))
