@@ -537,6 +537,7 @@ DEPLOYMENTS = "\n".join(
         "checkout-api   3/3     3            3            12d",
         "cart-api       1/4     4            1            40d",
         "search-api     2/2     2            2            7d",
+        "web-api        1/1     1            1            3d",
     ]
 )
 
@@ -551,6 +552,12 @@ DEPLOYMENTS = "\n".join(
             "search-api has been up for 40d",
             "unsupported",
             "`40d` is in the result of kubectl__get, but in a record about something else than `search-api`",
+        ),
+        (  # the reason names three of them
+            "cart-api search-api checkout-api web-api pods are all up for 7d",
+            "unsupported",
+            "`7d` is in the result of kubectl__get, but in a record about something else than "
+            "`cart-api`, `search-api`, `checkout-api`",
         ),
     ],
 )
@@ -602,9 +609,20 @@ def sample(*pods: str) -> str:
     return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
 
 
-@pytest.mark.parametrize(("pods", "verdict"), [(("cart-a",), "supported"), (("cart-a", "cart-b"), "unsupported")])
-def test_what_a_query_asks_ties_its_only_sample_but_not_one_of_several(pods: tuple[str, ...], verdict: str) -> None:
-    asked = "promql=sum by (pod) (rate(http_errors_total[5m]))"
+ERRORS_QUERY = "promql=sum by (pod) (rate(http_errors_total[5m]))"
+
+
+@pytest.mark.parametrize(
+    ("pods", "asked", "verdict"),
+    [
+        (("cart-a",), ERRORS_QUERY, "supported"),
+        (("cart-a", "cart-b"), ERRORS_QUERY, "unsupported"),
+        (("cart-a",), 'promql=up{job="cart"}', "unsupported"),  # neither the sample nor its query says it
+    ],
+)
+def test_what_a_query_asks_ties_its_only_sample_but_not_one_of_several(
+    pods: tuple[str, ...], asked: str, verdict: str
+) -> None:
     result = ToolResult("c0", "prom__query", sample(*pods), False, True, asked)
     checked = check_claim("errors reached 4.21/s", StepEvidence("Alert: cart errors", [result]))
     assert checked.verdict == verdict, checked.reason
