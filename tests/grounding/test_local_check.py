@@ -659,3 +659,19 @@ def test_a_claim_points_at_the_whole_record_it_is_in_wherever_that_is() -> None:
     assert checked.verdict == "supported" and checked.pointer is not None
     assert checked.pointer.start > 2000  # far into the result, and still the whole record (its id with it)
     assert checked.pointer.excerpt == json.dumps(job(40))
+
+
+def test_a_name_that_ends_the_result_still_belongs_to_its_row() -> None:
+    pods = "\n".join(
+        [
+            "NAME      READY   STATUS    AGE   NODE",
+            "cart-0    1/1     Running   12d   node-a",
+            "cart-1    1/1     Running   40d   node-b",
+            "cart-2    0/1     Pending   3d    node-c",
+        ]
+    )
+    checked = check_claim(
+        "a pod on node-c has been pending for 3d",
+        StepEvidence("Alert: cart pods", [ToolResult("c0", "kubectl__get", pods, False, True)]),
+    )
+    assert (checked.verdict, checked.reason) == ("supported", "`3d` together in the result of kubectl__get")
