@@ -675,3 +675,13 @@ def test_a_name_that_ends_the_result_still_belongs_to_its_row() -> None:
         StepEvidence("Alert: cart pods", [ToolResult("c0", "kubectl__get", pods, False, True)]),
     )
     assert (checked.verdict, checked.reason) == ("supported", "`3d` together in the result of kubectl__get")
+
+
+def test_a_word_that_starts_every_line_ties_a_figure_to_none_of_them() -> None:
+    lines = "\n".join(f"orders partition={p} lag={48912 if p == 7 else 3 + p}" for p in range(10))
+    lag = StepEvidence("Alert: consumer lag", [ToolResult("c0", "kafka__lag", lines, False, True)])
+    checked = check_claim("the orders backlog hit 48,912", lag)
+    assert (checked.verdict, checked.reason) == (
+        "undecidable",
+        "`48,912` is in the result of kafka__lag, but nothing else the claim names ties it to that record",
+    )
