@@ -685,3 +685,24 @@ def test_a_word_that_starts_every_line_ties_a_figure_to_none_of_them() -> None:
         "undecidable",
         "`48,912` is in the result of kafka__lag, but nothing else the claim names ties it to that record",
     )
+
+
+@pytest.mark.parametrize(
+    ("task", "claim", "reason"),
+    [
+        (  # the claim's words as it wrote them, not their stems (`evict`)
+            "Alert: cart pods restarting",
+            "a pod was evicted at 3.4Gi",
+            "`3.4Gi` is in the result of logs__search, but in a record about something else than `pod`, `evicted`",
+        ),
+        (  # a name the task gave
+            "Alert CartLatencyHigh on route /v1/cart. Investigate.",
+            "the /v1/cart p99 reached 4.87s",
+            "`4.87s` is in the result of metrics__query_range, but in a record about something else than `/v1/cart`",
+        ),
+    ],
+)
+def test_a_record_about_something_else_is_named_in_the_claim_s_own_words(task: str, claim: str, reason: str) -> None:
+    results = [*evidence().results, ToolResult("c9", "logs__search", KUBELET, False, True)]
+    checked = check_claim(claim, StepEvidence(task, results))
+    assert (checked.verdict, checked.reason) == ("unsupported", reason)

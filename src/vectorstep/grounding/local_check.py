@@ -118,7 +118,7 @@ def _placed(
         return lonely
     for result in usable:
         if _together(result, needed, ()) is not None:
-            names = _named([anchor for anchor in soft if result.index.find(anchor)][:3])
+            names = _written(claim, [anchor for anchor in soft if result.index.find(anchor)])
             why = (
                 f"{_named(needed)} {_are(needed)} in {_tool(result)}, but in a record about something else than {names}"
             )
@@ -348,7 +348,7 @@ def _named(anchors: Sequence[Anchor]) -> str:
 
 
 def _written(claim: str, words: Sequence[Anchor]) -> str:
-    """Up to three of the claim's words as it wrote them (`certificate`, not the stem `certificat`)."""
+    """Up to three of the claim's words and names as it wrote them (`certificate`, not the stem `certificat`)."""
     written = []
     for anchor in words[:3]:
         match = re.search(rf"\b{re.escape(anchor.text)}\w*", claim, re.I)
