@@ -1,0 +1,223 @@
+"""The path users run: the service's agents call a model over HTTP (an instant OpenAI-compatible
+server on 127.0.0.1), not the scripted model.
+
+The same 3-step pipeline as `bench_service.py` (its last step calls a tool on a real MCP stdio
+server and has an independent verifier, an enforced grounding judge and a shell check), so one run
+makes five model calls: triage, investigate, the planner twice (a tool call, then its answer), the
+reviewer and the judge — six requests in all. Measured against a real `vectorstep serve`:
+
+- startup to healthy, and from starting the process to its first run finished;
+- one run from webhook to terminal status (median, p95), here and with the scripted model, and from
+  the difference the overhead per model call (less the fake server's own time per request);
+- runs completed per second with 8 clients, 429 answers from the model included;
+- CPU milliseconds per run, the service and its children (the tool server, the shell checks);
+- resident memory idle and after load;
+- the requests the model server counted (proof that the HTTP path ran).
+
+    python benchmarks/bench_model_path.py [--webhooks 200] [--clients 8] [--throttle-every 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench_service import TOKEN, TOOL_SERVER, Server, Watcher, build_project, headers, latency, throughput
+from vectorstep.testing import ProjectDir, alertmanager_payload
+
+HERE = Path(__file__).parent
+TICKS = os.sysconf("SC_CLK_TCK")
+AGENTS = {
+    "triage": "You triage alerts.",
+    "investigator": "You investigate alerts.",
+    "planner": "You plan remediations with the obs tools.",
+    "reviewer": "You review a plan independently.",
+    "judge": "You judge whether claims are backed by tool results.",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def build_http_project(root: Path, model_url: str) -> ProjectDir:
+    """bench_service's project, with every agent a real OpenAI-compatible model."""
+    project = build_project(root)
+    for name, instructions in AGENTS.items():
+        agent: dict[str, Any] = {"model": "openai/bench-model"}
+        if name == "planner":
+            agent["tools"] = ["obs"]
+        project.agent(name, agent, instructions=f"[bench:{name}] {instructions}")
+    project.settings(
+        {
+            "database": {"url": "sqlite:///./bench.db"},
+            "mcp_servers": {"obs": {"command": sys.executable, "args": [str(root / "tools.py")]}},
+            "auth": {"tokens": [{"name": "bench", "token": TOKEN, "role": "admin", "team": "shop"}]},
+            "concurrency": {"max_runs": 256},
+            "providers": {"openai": {"api_key": "sk-bench-not-a-secret", "base_url": f"{model_url}/v1"}},
+        }
+    )
+    (root / "tools.py").write_text(TOOL_SERVER, encoding="utf-8")
+    return project
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process and all its children: live ones read directly, ended ones as reaped."""
+    total = 0.0
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(value) for value in stat[11:15])
+    total += (utime + stime + cutime + cstime) / TICKS
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        for child in children:
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # it ended while we looked
+                total += cpu_seconds(int(child))
+    return total
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError("no VmRSS")
+
+
+def first_run(server: Server, watcher: Watcher) -> tuple[float, float]:
+    """Seconds from spawning `serve` to healthy, and to its first run's end."""
+    began = time.perf_counter()
+    healthy = server.start()
+    with httpx.Client(base_url=server.url, headers=headers()) as client:
+        payload = alertmanager_payload(fingerprint=f"first-{uuid.uuid4().hex[:8]}")
+        run_id = client.post("/webhook?source=alertmanager", json=payload).json()["run_id"]
+    [(status, _)] = watcher.wait(1, "id = ?", run_id, pause=0.002)
+    assert status == "completed", status
+    return healthy, time.perf_counter() - began
+
+
+def model_stats(url: str) -> dict[str, Any]:
+    return dict(httpx.get(f"{url}/stats").json())
+
+
+def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int) -> dict[str, Any]:
+    port = free_port()
+    model_url = f"http://127.0.0.1:{port}"
+    fake = subprocess.Popen(
+        [sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), "--throttle-every", str(throttle_every)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                httpx.get(f"{model_url}/stats", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        project = build_http_project(folder, model_url)
+        upgrade(project)
+        server = Server(project.config)
+        watcher = Watcher(folder / "bench.db")
+        try:
+            healthy, first = first_run(server, watcher)
+            assert server.process is not None
+            pid = server.process.pid
+            idle_rss = rss_mib(pid)
+            before_latency = model_stats(model_url)
+            one_run = latency(server, watcher)
+            before_requests = model_stats(model_url)
+            # the model server's own time per request while runs went one at a time
+            served_alone = before_requests["completions"] - before_latency["completions"]
+            model_ms = 1000 * (before_requests["busy_seconds"] - before_latency["busy_seconds"]) / served_alone
+            before_cpu = cpu_seconds(pid)
+            load = asyncio.run(throughput(server, watcher, webhooks, clients))
+            cpu = cpu_seconds(pid) - before_cpu
+            served = model_stats(model_url)
+            completed = load["statuses"].get("completed", 0)
+            after_rss = rss_mib(pid)
+        finally:
+            watcher.close()
+            server.stop()
+    finally:
+        fake.terminate()
+        fake.wait(30)
+    return {
+        "startup_to_healthy_s": round(healthy, 3),
+        "start_to_first_run_finished_s": round(first, 3),
+        "webhook_to_terminal": one_run,
+        "load": load,
+        "cpu_ms_per_run": round(1000 * cpu / max(completed, 1), 2),
+        "rss_mib_idle": idle_rss,
+        "rss_mib_after_load": after_rss,
+        "model_requests_during_load": served["completions"] - before_requests["completions"],
+        "model_requests_per_run": round(
+            (served["completions"] - before_requests["completions"]) / max(completed, 1), 2
+        ),
+        "model_answers_429": served["throttled"],
+        "model_server_ms_per_request": round(model_ms, 3),
+    }
+
+
+def measure_scripted(folder: Path) -> dict[str, float]:
+    project = build_project(folder)
+    upgrade(project)
+    server = Server(project.config)
+    watcher = Watcher(folder / "bench.db")
+    try:
+        server.start()
+        return latency(server, watcher)
+    finally:
+        watcher.close()
+        server.stop()
+
+
+def upgrade(project: ProjectDir) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "vectorstep", "db", "upgrade", "--config", str(project.config)],
+        check=True,
+        capture_output=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--webhooks", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--throttle-every", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as http_folder, tempfile.TemporaryDirectory() as scripted_folder:
+        http = measure_http(Path(http_folder), args.webhooks, args.clients, args.throttle_every)
+        scripted = measure_scripted(Path(scripted_folder))
+    model_calls = 6  # requests per run: see the docstring
+    overhead = (http["webhook_to_terminal"]["median_ms"] - scripted["median_ms"]) / model_calls
+    result = {
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {sys.platform}",
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "http_model": http,
+        "scripted_model_webhook_to_terminal": scripted,
+        "overhead_ms_per_model_call": round(overhead - http["model_server_ms_per_request"], 2),
+    }
+    out = HERE / "results" / "model_path.json"
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
