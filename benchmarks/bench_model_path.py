@@ -6,7 +6,9 @@ server and has an independent verifier, an enforced grounding judge and a shell 
 makes five model calls: triage, investigate, the planner twice (a tool call, then its answer), the
 reviewer and the judge — six requests in all. Measured against a real `vectorstep serve`:
 
-- startup to healthy, and from starting the process to its first run finished;
+- startup to healthy, from starting the process to its first run finished (sent at once) and to
+  warm (`/health` says `warming` until the models and tool servers are loaded), and the first run
+  of a fresh service sent once it is warm;
 - one run from webhook to terminal status (median, p95), here and with the scripted model, and from
   the difference the overhead per model call (less the fake server's own time per request);
 - runs completed per second with 8 clients, 429 answers from the model included;
@@ -99,16 +101,33 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def first_run(server: Server, watcher: Watcher) -> tuple[float, float]:
-    """Seconds from spawning `serve` to healthy, and to its first run's end."""
+def first_run(server: Server, watcher: Watcher) -> tuple[float, float, float]:
+    """Seconds from spawning `serve` to healthy, to its first run's end (sent at once), and to warm."""
     began = time.perf_counter()
     healthy = server.start()
     with httpx.Client(base_url=server.url, headers=headers()) as client:
         payload = alertmanager_payload(fingerprint=f"first-{uuid.uuid4().hex[:8]}")
         run_id = client.post("/webhook?source=alertmanager", json=payload).json()["run_id"]
-    [(status, _)] = watcher.wait(1, "id = ?", run_id, pause=0.002)
+        [(status, _)] = watcher.wait(1, "id = ?", run_id, pause=0.002)
+        first = time.perf_counter() - began
+        while client.get("/health").json()["warming"]:
+            time.sleep(0.002)
     assert status == "completed", status
-    return healthy, time.perf_counter() - began
+    return healthy, first, time.perf_counter() - began
+
+
+def first_run_once_warm(server: Server, watcher: Watcher) -> float:
+    """Milliseconds from webhook to terminal status of a fresh service's first run, sent once it is warm."""
+    server.start()
+    with httpx.Client(base_url=server.url, headers=headers()) as client:
+        while client.get("/health").json()["warming"]:
+            time.sleep(0.01)
+        payload = alertmanager_payload(fingerprint=f"warm-first-{uuid.uuid4().hex[:8]}")
+        sent = datetime.now(UTC)
+        run_id = client.post("/webhook?source=alertmanager", json=payload).json()["run_id"]
+    [(status, finished)] = watcher.wait(1, "id = ?", run_id, pause=0.0005)
+    assert status == "completed", status
+    return round((finished - sent).total_seconds() * 1000, 1)
 
 
 def model_stats(url: str) -> dict[str, Any]:
@@ -135,7 +154,7 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
         server = Server(project.config)
         watcher = Watcher(folder / "bench.db")
         try:
-            healthy, first = first_run(server, watcher)
+            healthy, first, warm = first_run(server, watcher)
             assert server.process is not None
             pid = server.process.pid
             idle_rss = rss_mib(pid)
@@ -151,6 +170,8 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
             served = model_stats(model_url)
             completed = load["statuses"].get("completed", 0)
             after_rss = rss_mib(pid)
+            server.stop()
+            warm_first = first_run_once_warm(server, watcher)
         finally:
             watcher.close()
             server.stop()
@@ -160,6 +181,8 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
     return {
         "startup_to_healthy_s": round(healthy, 3),
         "start_to_first_run_finished_s": round(first, 3),
+        "start_to_warm_s": round(warm, 3),
+        "first_run_once_warm_ms": warm_first,
         "webhook_to_terminal": one_run,
         "load": load,
         "cpu_ms_per_run": round(1000 * cpu / max(completed, 1), 2),

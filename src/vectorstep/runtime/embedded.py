@@ -1,12 +1,15 @@
 """The agent runtime embedded in this process (the default `gateway: {mode: embedded}`).
 
 The model layer (pydantic-ai) is imported on the first agent turn, or by `warm_up()`: a process
-that only serves pages, or is starting, does not wait half a second for it.
+that only serves pages, or is starting, does not wait half a second for it. A service warms up
+right after it starts: the model layer, every agent's models (each provider's SDK and HTTP client)
+and the tool servers, so that a run that arrives once it is warm is as quick as the tenth.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,8 +66,15 @@ class EmbeddedRuntime:
         return await self._hub.listing()
 
     async def warm_up(self) -> None:
-        """Load the model layer in a worker thread, so the first run does not pay for it."""
-        await asyncio.to_thread(importlib.import_module, TURN_MODULE)
+        """Load the model layer and build every agent's models in a worker thread, then start the tool
+        servers, so the first run does not pay for them. What cannot be built or started here fails
+        on first use, where the run says why."""
+        turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
+        if self._models is None:
+            self._models = turn.model_factory(self._service)
+        await asyncio.to_thread(_build_models, self._models, list(self._agents.values()))
+        # After the import, not beside it: started together, they slow the service's own start.
+        await self._hub.listing()
 
     async def run(self, request: AgentRequest, on_event: TraceListener | None = None) -> AgentReply:
         if self._slots is None:
@@ -88,3 +98,10 @@ class EmbeddedRuntime:
 
     async def aclose(self) -> None:
         await self._hub.aclose()
+
+
+def _build_models(models: ModelResolver, agents: list[AgentDefinition]) -> None:
+    for agent in agents:
+        for name in dict.fromkeys([agent.spec.model, *agent.spec.model_fallbacks]):
+            with contextlib.suppress(AgentRuntimeError):
+                models(agent, name)

@@ -94,6 +94,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
             "status": "ok" if database_ok else "degraded",
             "database": database_ok,
             "runs_in_flight": served.in_flight.count,
+            "warming": served.warming,
             "agent_runtime": served.engine.runtime.health(),
         }
         return JSONResponse(body, status_code=200 if database_ok else 503)

@@ -83,6 +83,7 @@ class Service:
         self.engine = self._engine(self.project)
         self._wake = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
+        self.warming = True  # until the models and tool servers the agents need are loaded
         self._closing: set[asyncio.Task[None]] = set()  # engines replaced by a reload, closed once idle
 
     def _engine(self, project: Project) -> Engine:
@@ -109,8 +110,16 @@ class Service:
             asyncio.create_task(keep_leases(self.runs, self.owner, self.clock), name="leases"),
             asyncio.create_task(self._resume_loop(), name="resumer"),
             asyncio.create_task(scheduler.loop(), name="scheduler"),
-            asyncio.create_task(self.engine.runtime.warm_up(), name="warm-up"),
+            asyncio.create_task(self._warm_up(), name="warm-up"),
         ]
+
+    async def _warm_up(self) -> None:
+        try:
+            await self.engine.runtime.warm_up()
+        except Exception as error:  # what did not warm up starts on first use, and says why there
+            log.warning("warming up the agent runtime failed: %s", error)
+        finally:
+            self.warming = False
 
     async def stop(self) -> None:
         for task in self._loops:
