@@ -94,13 +94,6 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    raise RuntimeError("no VmRSS")
-
-
 def first_run(server: Server, watcher: Watcher) -> tuple[float, float, float]:
     """Seconds from spawning `serve` to healthy, to its first run's end (sent at once), and to warm."""
     began = time.perf_counter()
@@ -157,7 +150,7 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
             healthy, first, warm = first_run(server, watcher)
             assert server.process is not None
             pid = server.process.pid
-            idle_rss = rss_mib(pid)
+            idle_rss = server.rss_mib()[0]
             before_latency = model_stats(model_url)
             one_run = latency(server, watcher)
             before_requests = model_stats(model_url)
@@ -169,7 +162,7 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
             cpu = cpu_seconds(pid) - before_cpu
             served = model_stats(model_url)
             completed = load["statuses"].get("completed", 0)
-            after_rss = rss_mib(pid)
+            after_rss = server.rss_mib()[0]
             server.stop()
             warm_first = first_run_once_warm(server, watcher)
         finally:
