@@ -7,6 +7,9 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 from tests.web.conftest import ALICE, BOB, SECRET_HEADER, LiveService, alert, build_project, wait_for
 from vectorstep.testing import alertmanager_payload, generic_payload
@@ -28,22 +31,33 @@ def test_health_is_open_and_everything_else_needs_a_token(live: LiveService) -> 
         assert bob.get("/api/runs").status_code == 200
 
 
+def warmed(client: httpx.Client) -> dict[str, Any]:
+    """/health once the service says it is warm (or after 30 s)."""
+    deadline = time.monotonic() + 30
+    health: dict[str, Any] = client.get("/health").json()
+    while health["warming"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        health = client.get("/health").json()
+    return health
+
+
 def test_the_service_warms_up_its_tool_servers_before_the_first_run(tmp_path: Path) -> None:
     # A fresh service: no run has asked for a tool yet, but the server its agents use is started and
-    # listed right after the service starts, so the first run does not wait for it.
+    # listed right after the service starts, so the first run does not wait for it. A reload makes a
+    # new agent runtime, which is warmed the same way.
     project = build_project(tmp_path / "project", f"sqlite:///{tmp_path / 'vectorstep.db'}")
     fresh = LiveService(project.config)
     try:
-        with fresh.client(token=None) as anonymous:
-            deadline = time.monotonic() + 30
-            while (health := anonymous.get("/health").json())["warming"] and time.monotonic() < deadline:
-                time.sleep(0.05)
-            with fresh.client() as alice:
-                assert alice.get("/api/runs").json()["runs"] == []
+        with fresh.client(token=None) as anonymous, fresh.client() as alice:
+            started = warmed(anonymous)
+            assert alice.get("/api/runs").json()["runs"] == []
+            assert alice.post("/api/pipelines/reload").status_code == 200
+            reloaded = warmed(anonymous)
     finally:
         fresh.stop()
-    assert health["warming"] is False
-    assert health["agent_runtime"]["tool_servers"]["tools"]["state"] == "running"
+    for health in (started, reloaded):
+        assert health["warming"] is False
+        assert health["agent_runtime"]["tool_servers"]["tools"]["state"] == "running"
 
 
 def test_an_alert_is_accepted_with_its_run_row_written_and_runs_in_the_background(live: LiveService) -> None:

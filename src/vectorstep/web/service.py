@@ -83,7 +83,7 @@ class Service:
         self.engine = self._engine(self.project)
         self._wake = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
-        self.warming = True  # until the models and tool servers the agents need are loaded
+        self._warm_up: asyncio.Task[None] | None = None  # the current engine's, see `warming`
         self._closing: set[asyncio.Task[None]] = set()  # engines replaced by a reload, closed once idle
 
     def _engine(self, project: Project) -> Engine:
@@ -110,21 +110,25 @@ class Service:
             asyncio.create_task(keep_leases(self.runs, self.owner, self.clock), name="leases"),
             asyncio.create_task(self._resume_loop(), name="resumer"),
             asyncio.create_task(scheduler.loop(), name="scheduler"),
-            asyncio.create_task(self._warm_up(), name="warm-up"),
         ]
+        self._start_warm_up()
 
-    async def _warm_up(self) -> None:
-        try:
-            await self.engine.runtime.warm_up()
-        except Exception as error:  # what did not warm up starts on first use, and says why there
-            log.warning("warming up the agent runtime failed: %s", error)
-        finally:
-            self.warming = False
+    @property
+    def warming(self) -> bool:
+        """Whether the current engine still loads its agents' models and starts their tool servers."""
+        return self._warm_up is None or not self._warm_up.done()
+
+    def _start_warm_up(self) -> None:
+        """Warm the current engine (at start, and after a reload made a new one)."""
+        if self._warm_up is not None:
+            self._warm_up.cancel()
+        self._warm_up = asyncio.create_task(_warmed(self.engine), name="warm-up")
 
     async def stop(self) -> None:
-        for task in self._loops:
+        tasks = [*self._loops, *([self._warm_up] if self._warm_up is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.in_flight.drain(timeout_seconds=10)
         await asyncio.gather(*self._closing, return_exceptions=True)
         await self.engine.aclose()
@@ -325,6 +329,7 @@ class Service:
         project = load_project(self.settings)
         previous, started_on_it = self.engine, self.in_flight.tasks()
         self.project, self.blocked, self.engine = project, self._blocked(project), self._engine(project)
+        self._start_warm_up()
         closing = asyncio.create_task(self._close_after(previous, started_on_it))
         self._closing.add(closing)
         closing.add_done_callback(self._closing.discard)
@@ -336,3 +341,10 @@ class Service:
 
     async def _pending_count(self) -> int:
         return await self.approvals.count_pending()
+
+
+async def _warmed(engine: Engine) -> None:
+    try:
+        await engine.runtime.warm_up()
+    except Exception as error:  # what did not warm up starts on first use, and says why there
+        log.warning("warming up the agent runtime failed: %s", error)
