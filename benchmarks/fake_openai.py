@@ -5,14 +5,16 @@ It answers each agent of `bench_model_path.py` from a marker in the agent's inst
 127.0.0.1, the real agent loop with a real tool call — while the model itself costs nothing.
 `GET /stats` says how many completions it served and how long it spent on them; with
 `--throttle-every N`, every Nth request is answered `429` with `Retry-After: 0`, so the client's
-back-off path runs too.
+back-off path runs too. With `--latency-ms M`, each answer takes M milliseconds, as a real model's
+would (it waits without using the CPU, so many can be under way at once).
 
-    python benchmarks/fake_openai.py --port 8001 [--throttle-every 50]
+    python benchmarks/fake_openai.py --port 8001 [--throttle-every 50] [--latency-ms 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import time
@@ -50,8 +52,9 @@ ANSWERS: dict[str, dict[str, Any]] = {
 
 
 class Stats:
-    def __init__(self, throttle_every: int) -> None:
+    def __init__(self, throttle_every: int, latency_ms: float = 0) -> None:
         self.throttle_every = throttle_every
+        self.latency_seconds = latency_ms / 1000
         self.requests = 0
         self.completions = 0
         self.throttled = 0
@@ -99,6 +102,8 @@ def app(stats: Stats) -> Starlette:
             error = {"error": {"message": "slow down", "type": "rate_limit_exceeded", "code": "rate_limit_exceeded"}}
             return JSONResponse(error, status_code=429, headers={"Retry-After": "0"})
         answer = reply(await request.json())
+        if stats.latency_seconds:
+            await asyncio.sleep(stats.latency_seconds)
         stats.completions += 1
         stats.busy_seconds += time.perf_counter() - began
         return JSONResponse(answer)
@@ -120,8 +125,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--throttle-every", type=int, default=0)
+    parser.add_argument("--latency-ms", type=float, default=0)
     args = parser.parse_args()
-    uvicorn.run(app(Stats(args.throttle_every)), host="127.0.0.1", port=args.port, log_level="warning")
+    stats = Stats(args.throttle_every, args.latency_ms)
+    uvicorn.run(app(stats), host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,16 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     yield url
 
 
+@pytest.fixture
+def postgres_url() -> str:
+    """PostgreSQL's `test` database, emptied: for what only PostgreSQL does (the job queue, workers)."""
+    url = os.environ.get(PG_ENV)
+    if not url:
+        pytest.skip(f"{PG_ENV} is not set")
+    asyncio.run(reset_postgres(url))
+    return url
+
+
 async def reset_postgres(url: str) -> None:
     from sqlalchemy import Connection, text
 

@@ -22,6 +22,7 @@ from vectorstep.domain.events import (
     RunDetached,
     RunEvent,
     RunFinished,
+    RunResumed,
     RunStarted,
     RunWaiting,
     StepFinished,
@@ -45,6 +46,8 @@ class TraceObserver:
     async def notify(self, event: RunEvent) -> None:
         if isinstance(event, RunStarted):
             self._run_span(event.run.run_id, event.run.pipeline, event.run.stage, event.log.ts)
+        elif isinstance(event, RunResumed) and event.pipeline:  # taken up here: its span is this process's
+            self._run_span(event.run_id, event.pipeline, event.stage, event.log.ts)
         elif isinstance(event, StepStarted):
             self._started(event)
         elif isinstance(event, StepFinished):

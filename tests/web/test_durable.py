@@ -88,7 +88,8 @@ async def test_resume_continues_at_the_step_that_was_running_and_never_reruns_a_
     assert run.steps[0].prompt == "Investigate checkout"  # the record from before the crash, untouched
     resumed = [entry.message for entry in run.log if entry.event == "run_resumed"]
     assert resumed == [
-        "resumed after the process driving it stopped (durable: resume); investigate runs again from its start"
+        f"resumed after the process driving it stopped (durable: resume), taken up by {service.name}; "
+        "investigate runs again from its start"
     ]
 
 

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.web.conftest import LiveService, build_project, wait_for
+from vectorstep.dispatch.cron import Scheduler
+from vectorstep.dispatch.inline import InlineDispatcher
 from vectorstep.domain.approvals import ApprovalRequest, ApprovalStatus
 from vectorstep.domain.records import LogEntry, RunRecord
 from vectorstep.domain.status import RunStatus
@@ -20,7 +22,6 @@ from vectorstep.spec.settings import load_settings
 from vectorstep.store.migrate import upgrade
 from vectorstep.store.runs import RunFilter
 from vectorstep.testing import FakeClock, ProjectDir, answer, generic_payload
-from vectorstep.web.schedule import Scheduler
 from vectorstep.web.service import Service
 
 
@@ -44,7 +45,7 @@ def test_past_the_concurrency_cap_an_event_is_429_overloaded(capped: LiveService
         assert "1 runs are in flight" in refused.json()["detail"]
         wait_for(client, busy.json()["run_id"], until=("completed",))
         deadline = time.monotonic() + 10
-        while capped.service.in_flight.count and time.monotonic() < deadline:
+        while capped.service.dispatcher.in_flight and time.monotonic() < deadline:
             time.sleep(0.02)
         again = client.post("/webhook?source=generic&allow_testing=true", json=generic_payload(pipeline="slow"))
         assert again.status_code == 202
@@ -83,31 +84,30 @@ def scheduled_project(root: Path) -> ProjectDir:
     return project
 
 
-async def test_a_schedule_fires_once_per_time_through_the_stage_gate_even_with_two_services(tmp_path: Path) -> None:
+async def test_a_schedule_fires_once_per_time_through_the_stage_gate(tmp_path: Path) -> None:
     settings = load_settings(scheduled_project(tmp_path).config)
     clock = FakeClock()  # 12:00:00
     clock.advance(30)
-    first, second = Service(settings, clock=clock), Service(settings, clock=clock)
-    await upgrade(first.database)
+    service = Service(settings, clock=clock)
+    await upgrade(service.database)
     try:
-        schedulers = [Scheduler(first, clock), Scheduler(second, clock)]
-        for scheduler in schedulers:
-            await scheduler.fire_due()  # nothing is due yet: the next time is 12:05
-        assert await first.runs.count_runs() == 0
+        scheduler = Scheduler(service, clock)
+        await scheduler.fire_due()  # nothing is due yet: the next time is 12:05
+        assert await service.runs.count_runs() == 0
         clock.advance(5 * 60)
-        for scheduler in schedulers:
-            await scheduler.fire_due()
-        for service in (first, second):
-            await service.in_flight.drain(timeout_seconds=30)
-        runs = await first.runs.list_runs(RunFilter())
+        await scheduler.fire_due()
+        await scheduler.fire_due()  # the same fire time again: not a second run
+        dispatcher = service.dispatcher
+        assert isinstance(dispatcher, InlineDispatcher)
+        await dispatcher.runs_in_flight.drain(timeout_seconds=30)
+        runs = await service.runs.list_runs(RunFilter())
         assert [(run.pipeline, run.source, run.status) for run in runs] == [("nightly", "cron", RunStatus.COMPLETED)]
         context = runs[0].context
         assert context["summary"] == "nightly report" and context["labels"] == {"kind": "report"}
         assert context["fingerprint"] == "cron:nightly:2026-01-01T12:05:00+00:00"
     finally:
-        for service in (first, second):
-            await service.engine.aclose()
-            await service.database.dispose()
+        await service.engine.aclose()
+        await service.database.dispose()
 
 
 async def test_runs_a_dead_process_left_running_are_marked_interrupted_on_start(tmp_path: Path) -> None:
@@ -202,6 +202,6 @@ async def test_a_run_that_had_asked_a_person_waits_for_the_answer_after_a_restar
     finally:
         await service.stop()
     assert waiting.status is RunStatus.WAITING
-    assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded on restart)"
+    assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded after its driver stopped)"
     assert still_asked.status is ApprovalStatus.PENDING  # recovery did not settle the question for the person
     assert holder is None  # parked, held by nobody: whoever sees the decision resumes it

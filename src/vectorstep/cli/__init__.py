@@ -19,6 +19,7 @@ from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
 from vectorstep.cli.tools import tools_group
 from vectorstep.cli.validate import validate_command
+from vectorstep.cli.worker import worker_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,6 +37,7 @@ cli.add_command(db_group)
 cli.add_command(demo_command)
 cli.add_command(approvals_group)
 cli.add_command(serve_command)
+cli.add_command(worker_command)
 cli.add_command(gateway_group)
 cli.add_command(mark_command)
 cli.add_command(calibration_group)

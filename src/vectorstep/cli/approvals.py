@@ -1,7 +1,9 @@
 """`vectorstep approvals list|approve|reject`: decide what a run waits for, from any terminal.
 
-Deciding also continues the run when no live process drives it any more (it was restarted, or
-the terminal that started it is gone): the decision is recorded, and this process resumes it.
+On PostgreSQL with workers running, the decision goes to them: a worker resumes the run, as if the
+service had taken it. Otherwise deciding also continues the run when no live process drives it
+any more (it was restarted, or the terminal that started it is gone): the decision is recorded,
+and this process resumes it.
 """
 
 from __future__ import annotations
@@ -106,7 +108,22 @@ async def _decide(settings: Settings, approval_id: str, approve: bool, by: str) 
             out.line(f"approval {approval.id[:12]} {verdict}", style="green" if approval.approved else "yellow")
         else:
             out.line(f"approval {approval.id[:12]} was already {verdict}", style="yellow")
+        if changed and await _handed_to_workers(settings, active, approval):
+            out.line(f"run {approval.run_id[:12]} continues on a worker (the job queue has it)")
+            return 0
         return await continue_if_unattended(active, approval.run_id, out) or 0
+
+
+async def _handed_to_workers(settings: Settings, active: Session, approval: Approval) -> bool:
+    """On PostgreSQL, a decision goes to the workers when one is running."""
+    if settings.database_url.startswith("sqlite"):
+        return False
+    from vectorstep.dispatch.queue import hand_decision_to_workers, workers_beating  # noqa: PLC0415
+
+    if not await workers_beating(active.runs.database):
+        return False
+    await hand_decision_to_workers(settings.database_url, approval)
+    return True
 
 
 async def continue_if_unattended(active: Session, run_id: str, out: Output) -> int | None:

@@ -28,12 +28,25 @@ from vectorstep.store.migrate import upgrade
     default=None,
     help="Database URL instead of the settings' (a relative SQLite path is from here), e.g. sqlite:///./vectorstep.db.",
 )
+@click.option(
+    "--workers-inline/--no-workers-inline",
+    default=True,
+    show_default=True,
+    help="PostgreSQL: also drive runs in this process; without, only `vectorstep worker` processes do.",
+)
 @reports_errors
-def serve_command(config_path: Path | None, host: str | None, port: int | None, database: str | None) -> int:
+def serve_command(
+    config_path: Path | None, host: str | None, port: int | None, database: str | None, workers_inline: bool
+) -> int:
     """Serve the webhook, the API under /api, the UI under /ui and /metrics."""
     settings = settings_from(config_path)
     if database is not None:
         settings = dataclasses.replace(settings, database_url=resolve_database_url(database, Path.cwd()))
+    if not workers_inline and settings.database_url.startswith("sqlite"):
+        raise ConfigError.single(
+            "serve",
+            "--no-workers-inline needs PostgreSQL: SQLite is single-process, so `serve` drives its runs itself",
+        )
     host = host or settings.spec.server.host
     port = port or settings.spec.server.port
     refuse_open_exposure(settings, host)
@@ -45,7 +58,7 @@ def serve_command(config_path: Path | None, host: str | None, port: int | None, 
     logging.getLogger(RUN_LOGGER).setLevel(logging.WARNING)  # nobody else shows runs' warnings here
     run_async(_reachable(settings))  # a database that does not answer is one clear line, not a traceback
     listener = _listen(host, port)  # a port in use is one clear line, before anything says it listens
-    app = create_app(settings)
+    app = create_app(settings, workers_inline=workers_inline)
     where = f"http://{host}:{port}"
     out = Output(stderr=True)
     database = redact_url(settings.database_url)

@@ -37,6 +37,8 @@ class StepStarted:
 class StepFinished:
     record: StepRecord
     log: LogEntry
+    pipeline: str  # of the run, so an observer needs no memory of runs to place the step
+    stage: str
 
 
 RUN_LOGGER = "vectorstep.runs"  # the process log's name for run warnings (on stderr under `serve`)
@@ -70,6 +72,9 @@ class RunWaitingOnChild:
 
 @dataclass(frozen=True)
 class RunResumed:
+    """A process takes the run up: after a decision, after its previous driver stopped, or (a queued
+    run) for the first time. `pipeline` and `stage` are empty when it only goes on in the same process."""
+
     run_id: str
     log: LogEntry
     pipeline: str = ""
@@ -98,6 +103,8 @@ class RunFinished:
     output_tokens: int
     cost: float | None
     log: LogEntry
+    pipeline: str
+    stage: str
 
 
 RunEvent = (

@@ -1,6 +1,8 @@
 """What becomes of a run whose process stopped under it: its pipeline's `durable:` decides.
 
-Without `durable:` the run is marked `interrupted`. With it: `resume` continues at the last step
+A pipeline without `durable:` takes the database's default: durable (`resume`) on PostgreSQL,
+where any worker can take a run up, and not durable on SQLite; `durable: false` is never durable.
+A run that is not durable is marked `interrupted`. A durable one: `resume` continues at the last step
 boundary (steps that finished are never run again; the step that was running runs again from its
 start, and the log says so), `rerun` starts the run again as a new one, `escalate` hands it to a
 person through the pipeline's `escalate` notifications. A run older than `max_resume_age_seconds`
@@ -16,7 +18,7 @@ from datetime import datetime
 from typing import Literal
 
 from vectorstep.engine.entries import entry
-from vectorstep.spec.pipeline import PipelineSpec
+from vectorstep.spec.pipeline import DurableSpec, PipelineSpec
 
 Action = Literal["interrupt", "resume", "rerun", "escalate"]
 STOPPED = "the process driving this run stopped before it ended"
@@ -29,8 +31,22 @@ class Recovery:
     start: int = 0  # for `resume`: the first item to run
 
 
-def recovery(pipeline: PipelineSpec, recorded: Collection[str], started_at: datetime, now: datetime) -> Recovery:
-    durable = pipeline.durable
+def durability(pipeline: PipelineSpec, *, durable_by_default: bool) -> DurableSpec | None:
+    """What `durable:` means for this pipeline here (None: not durable)."""
+    if pipeline.durable is None:
+        return DurableSpec() if durable_by_default else None
+    return pipeline.durable or None
+
+
+def recovery(
+    pipeline: PipelineSpec,
+    recorded: Collection[str],
+    started_at: datetime,
+    now: datetime,
+    *,
+    durable_by_default: bool = False,
+) -> Recovery:
+    durable = durability(pipeline, durable_by_default=durable_by_default)
     if durable is None:
         return Recovery("interrupt", STOPPED)
     age = (now - started_at).total_seconds()

@@ -94,7 +94,11 @@ class Runner:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         calibration: CalibrationHistory | None = None,
         calibration_settings: CalibrationSettingsSpec | None = None,
+        cancelled_runs_stay_running: bool = False,
     ) -> None:
+        """`cancelled_runs_stay_running`: a run this process stops driving (it shuts down) is left
+        `running` for another worker to take up, instead of being marked `interrupted`."""
+        self._hand_on = cancelled_runs_stay_running
         self._calibration = calibration
         self._calibration_settings = calibration_settings or CalibrationSettingsSpec()
         self._executors = executors
@@ -121,24 +125,19 @@ class Runner:
     ) -> RunRecord:
         return await (await self.begin(pipeline, context, run_id=run_id, on_trace=on_trace, parent=parent))()
 
-    async def begin(
+    def started(
         self,
         pipeline: PipelineSpec,
         context: NormalisedContext,
         *,
         run_id: str | None = None,
         dedup: DedupRule | None = None,
-        on_trace: RunTraceListener | None = None,
         parent: tuple[str, str] | None = None,
-    ) -> Callable[[], Awaitable[RunRecord]]:
-        """Record the run (it exists once this returns) and give back what drives it to its end.
-
-        Raises DuplicateRunError when `dedup` finds the event already has a run. `parent` (run id,
-        step): the run is that step's sub-pipeline run.
-        """
-        state = RunState(run_id or self._new_id(), pipeline, pipeline.stage, context)
+    ) -> RunStarted:
+        """The event that records a new run: its row (with the pipeline's snapshot) and first log line."""
+        run_id = run_id or self._new_id()
         run = RunRecord(
-            run_id=state.run_id,
+            run_id=run_id,
             pipeline=pipeline.name,
             status=RunStatus.RUNNING,
             stage=pipeline.stage,
@@ -154,8 +153,34 @@ class Runner:
         message = f"run of {pipeline.name} started (stage {pipeline.stage}, source {context.source})"
         if parent:
             message += f" as the sub-pipeline of run {parent[0]} (step {parent[1]})"
-        await self._observers.notify(RunStarted(run, self._log(state.run_id, "run_started", message)))
-        return lambda: self._drive(run, _Drive(state, Spent(), on_trace), start=0)
+        return RunStarted(run, self._log(run_id, "run_started", message))
+
+    async def begin(
+        self,
+        pipeline: PipelineSpec,
+        context: NormalisedContext,
+        *,
+        run_id: str | None = None,
+        dedup: DedupRule | None = None,
+        on_trace: RunTraceListener | None = None,
+        parent: tuple[str, str] | None = None,
+    ) -> Callable[[], Awaitable[RunRecord]]:
+        """Record the run (it exists once this returns) and give back what drives it to its end.
+
+        Raises DuplicateRunError when `dedup` finds the event already has a run. `parent` (run id,
+        step): the run is that step's sub-pipeline run.
+        """
+        event = self.started(pipeline, context, run_id=run_id, dedup=dedup, parent=parent)
+        await self._observers.notify(event)
+        state = RunState(event.run.run_id, pipeline, pipeline.stage, context)
+        return lambda: self._drive(event.run, _Drive(state, Spent(), on_trace), start=0)
+
+    async def drive_recorded(self, run: RunRecord, *, note: str) -> RunRecord:
+        """Drive, from its first step, a run that was recorded elsewhere (a worker takes up a queued run)."""
+        state, totals = _restored(run)
+        picked_up = RunResumed(run.run_id, self._log(run.run_id, "run_picked_up", note), run.pipeline, run.stage)
+        await self._observers.notify(picked_up)
+        return await self._drive(run, _Drive(state, totals, None), start=0)
 
     async def resume(self, point: ResumePoint, *, on_trace: RunTraceListener | None = None) -> RunRecord:
         """Continue a run that waited on `point.approval`, from the step that asked."""
@@ -199,13 +224,13 @@ class Runner:
         )
         context = {**state.step_context(name), "step_name": name, "status": "interrupted", "escalation_reason": reason}
         await self._outbound.notify(state, "escalate", context, say)
-        await self._finish(run.run_id, RunStatus.ESCALATED, reason, totals)
+        await self._finish(run, RunStatus.ESCALATED, reason, totals)
 
     async def _drive(self, run: RunRecord, drive: _Drive, *, start: int) -> RunRecord:
         try:
             status, error = await self._walk(drive, start)
         except asyncio.CancelledError:
-            await asyncio.shield(self._stopped(run.run_id, drive.totals))
+            await asyncio.shield(self._stopped(run, drive.totals))
             raise
         except WaitingOnChild as parked:  # its child waits: the parent continues once the child has ended
             message = f"waiting for its sub-pipeline run {parked.child_run_id}; it holds no worker meanwhile"
@@ -217,12 +242,12 @@ class Runner:
             await self._observers.notify(waiting)
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except RunParked:  # it waits for a person without holding anything; a resumer continues it
-            await self._stopped(run.run_id, drive.totals, parked=True)
+            await self._stopped(run, drive.totals, parked=True)
             return RunRecord(**{**run.__dict__, "status": RunStatus.WAITING, "steps": tuple(drive.totals.steps)})
         except Exception as unexpected:  # a bug of ours must not strand the run as `running`
             log.exception("run %s failed unexpectedly", run.run_id)
             status, error = RunStatus.FAILED, f"internal error: {type(unexpected).__name__}: {unexpected}"
-        finished = await self._finish(run.run_id, status, error, drive.totals)
+        finished = await self._finish(run, status, error, drive.totals)
         totals = drive.totals
         return RunRecord(
             **{
@@ -281,7 +306,7 @@ class Runner:
                 level="info" if evaluation.record.status in (StepStatus.COMPLETED, StepStatus.SKIPPED) else "warning",
                 step=plan.name,
             )
-            await self._observers.notify(StepFinished(evaluation.record, finished))
+            await self._observers.notify(StepFinished(evaluation.record, finished, state.pipeline.name, state.stage))
             if evaluation.output is not None:
                 state.record_output(plan.name, evaluation.output)
             return evaluation
@@ -295,7 +320,8 @@ class Runner:
             group = await evaluate_fan_out(item.fan_out, index, **kwargs)  # type: ignore[arg-type]
         drive.totals.add(group.record)
         message = step_summary(group.record)
-        await self._observers.notify(StepFinished(group.record, self._log(state.run_id, "step_finished", message)))
+        finished = self._log(state.run_id, "step_finished", message)
+        await self._observers.notify(StepFinished(group.record, finished, state.pipeline.name, state.stage))
         if group.output is not None:
             state.record_output(group.record.name, group.output)
         return group.record
@@ -341,9 +367,10 @@ class Runner:
 
         return say
 
-    async def _stopped(self, run_id: str, totals: Spent, *, parked: bool = False) -> None:
+    async def _stopped(self, run: RunRecord, totals: Spent, *, parked: bool = False) -> None:
         """This process stops driving the run (it stops, or it parks the run): a run waiting on a person
         stays waiting, and anyone may resume it once the decision is in."""
+        run_id = run.run_id
         if run_id in self._waiting:
             message = (
                 "parked while it waits for a person: no worker is held; it continues once the approval is decided"
@@ -359,22 +386,28 @@ class Runner:
             )
             await self._observers.notify(detached)
             return
-        await self._finish(run_id, RunStatus.INTERRUPTED, "the run was interrupted", totals)
+        if self._hand_on and not parked:
+            message = "the worker driving this run stopped; another worker takes it up after its last finished step"
+            await self._observers.notify(RunLogged(self._log(run_id, "run_handed_on", message, level="warning")))
+            return
+        await self._finish(run, RunStatus.INTERRUPTED, "the run was interrupted", totals)
 
-    async def _finish(self, run_id: str, status: RunStatus, error: str | None, totals: Spent) -> datetime:
+    async def _finish(self, run: RunRecord, status: RunStatus, error: str | None, totals: Spent) -> datetime:
         finished = self._clock.now()
         message = f"run {status.value}" + (f": {error}" if error else "")
         level = "info" if status is RunStatus.COMPLETED else "warning"
         await self._observers.notify(
             RunFinished(
-                run_id=run_id,
+                run_id=run.run_id,
                 status=status,
                 finished_at=finished,
                 error=error,
                 input_tokens=totals.input_tokens,
                 output_tokens=totals.output_tokens,
                 cost=totals.cost,
-                log=self._log(run_id, "run_finished", message, level=level),
+                log=self._log(run.run_id, "run_finished", message, level=level),
+                pipeline=run.pipeline,
+                stage=run.stage,
             )
         )
         return finished

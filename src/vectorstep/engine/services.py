@@ -56,8 +56,10 @@ class Engine:
         park: bool = False,
         calibration: CalibrationHistory | None = None,
         runs: RunLookup | None = None,
+        cancelled_runs_stay_running: bool = False,
     ) -> None:
-        """`runs`: where sub-pipeline runs are looked up, so a parent that continues finds its child."""
+        """`runs`: where sub-pipeline runs are looked up, so a parent that continues finds its child.
+        `cancelled_runs_stay_running`: see `Runner`."""
         self.project = project
         self.clock = clock or SystemClock()
         self.http = httpx.AsyncClient(follow_redirects=False)
@@ -92,6 +94,7 @@ class Engine:
             workdir=project.settings.base_dir,
             calibration=calibration,
             calibration_settings=service.calibration,
+            cancelled_runs_stay_running=cancelled_runs_stay_running,
         )
         children.start = self.runner.run
 

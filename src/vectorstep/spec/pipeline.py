@@ -94,7 +94,7 @@ class BudgetSpec(SpecModel):
 
 
 class DurableSpec(SpecModel):
-    on_interrupted: Literal["resume", "rerun", "escalate"] = "escalate"
+    on_interrupted: Literal["resume", "rerun", "escalate"] = "resume"
     max_resume_age_seconds: int = Field(default=3600, ge=0)
 
 
@@ -120,7 +120,8 @@ class PipelineSpec(SpecModel):
     notifications: dict[str, list[NotificationTargetSpec]] = Field(default_factory=dict)
     schedule: ScheduleSpec | None = None
     budget: BudgetSpec | None = None
-    durable: DurableSpec | None = None
+    # None: the database's default (PostgreSQL: durable; SQLite: not); False: never durable.
+    durable: DurableSpec | Literal[False] | None = None
 
     @field_validator("notifications", mode="before")
     @classmethod
@@ -133,11 +134,7 @@ class PipelineSpec(SpecModel):
     @field_validator("durable", mode="before")
     @classmethod
     def _durable_shorthand(cls, value: Any) -> Any:
-        if value is True:
-            return {}
-        if value is False:
-            return None
-        return value
+        return {} if value is True else value
 
     @model_validator(mode="after")
     def _unique_step_names(self) -> PipelineSpec:

@@ -223,7 +223,11 @@ class ServiceDedupSpec(SpecModel):
 
 
 class ConcurrencySpec(SpecModel):
-    max_runs: int = Field(default=10, ge=1)
+    max_runs: int = Field(default=10, ge=1)  # runs one process drives at once
+    max_queued: int = Field(default=1000, ge=1)  # PostgreSQL: runs waiting for a worker before webhooks get 429
+    # On SIGTERM, runs in flight get this long to finish; then they are interrupted (SQLite) or left
+    # for another worker to take up (PostgreSQL).
+    shutdown_grace_seconds: float = Field(default=10, ge=0, le=3600)
 
 
 class CalibrationSettingsSpec(SpecModel):

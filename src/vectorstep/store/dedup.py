@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import Connection, insert, select, update
 
-from vectorstep.domain.records import RunRecord
+from vectorstep.domain.records import DedupRule, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.errors import DuplicateRunError
 from vectorstep.store.tables import pipeline_runs, run_dedup
@@ -41,3 +41,15 @@ def _lost(status: RunStatus, error: str | None) -> bool:
     return status is RunStatus.INTERRUPTED or (
         status is RunStatus.FAILED and (error or "").startswith("internal error")
     )
+
+
+def lost_holder(connection: Connection, dedup: DedupRule) -> str | None:
+    """The run that holds the event's key but was lost (its sender's retry starts new work), if any."""
+    held = connection.execute(
+        select(pipeline_runs.c.id, pipeline_runs.c.status, pipeline_runs.c.error)
+        .join(run_dedup, run_dedup.c.run_id == pipeline_runs.c.id)
+        .where(run_dedup.c.dedup_key == dedup.key)
+    ).first()
+    if held is None or not _lost(RunStatus(held.status), held.error):
+        return None
+    return str(held.id)

@@ -11,7 +11,8 @@ from vectorstep.errors import DatabaseUnreachable
 from vectorstep.spec.settings import redact_url
 from vectorstep.store.database import Database
 
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
+MIGRATION_LOCK = 7_340_213  # the advisory lock PostgreSQL migrations hold (any constant of ours)
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
@@ -44,6 +45,12 @@ def _revision(connection: Connection) -> str | None:
 def _upgrade(connection: Connection) -> None:
     from alembic import command  # noqa: PLC0415 - only needed when the schema is behind
     from alembic.config import Config  # noqa: PLC0415
+
+    if connection.dialect.name == "postgresql":
+        # Processes starting together (a service and its workers) upgrade one after the other.
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        if _revision(connection) == HEAD_REVISION:
+            return
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -35,10 +35,13 @@ class RunRepository:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    async def insert_run(self, run: RunRecord, log: LogEntry, *, lease: tuple[str, datetime] | None = None) -> None:
+    async def insert_run(
+        self, run: RunRecord, log: LogEntry, *, lease: tuple[str, datetime | None] | None = None
+    ) -> None:
         """The run row and its first log line; with a dedup rule, refused (DuplicateRunError) atomically.
 
-        `lease` (owner, until): the process that will drive the run holds it from the first write.
+        `lease` (owner, until): the process that will drive the run holds it from the first write
+        (until None: a queue worker's, alive as long as its worker is).
         """
 
         def work(connection: Connection) -> None:
@@ -127,7 +130,7 @@ class RunRepository:
 
         await self.database.write(work)
 
-    async def claim(self, run_id: str, owner: str, until: datetime, now: datetime) -> bool:
+    async def claim(self, run_id: str, owner: str, until: datetime | None, now: datetime) -> bool:
         """Take the run's lease if nobody holds a live one: only one process drives a run."""
         columns = pipeline_runs.c
         query = (
@@ -140,7 +143,7 @@ class RunRepository:
         )
         return await self.database.write(lambda connection: int(connection.execute(query).rowcount) == 1)
 
-    async def take_over(self, run_id: str, gone: str, owner: str, until: datetime) -> bool:
+    async def take_over(self, run_id: str, gone: str, owner: str, until: datetime | None) -> bool:
         """Take the lease from `gone`, a holder known to have stopped, unless someone took it first."""
         columns = pipeline_runs.c
         query = (
@@ -214,18 +217,49 @@ class RunRepository:
         )
 
     async def set_status(
-        self, run_id: str, status: RunStatus, log: LogEntry, *, spent: tuple[int, int, float | None] | None = None
+        self,
+        run_id: str,
+        status: RunStatus,
+        log: LogEntry,
+        *,
+        spent: tuple[int, int, float | None] | None = None,
+        release: str | None = None,
     ) -> None:
-        """The run's status; with `spent` (input tokens, output tokens, cost), what it has spent so far."""
+        """The run's status; with `spent` (input tokens, output tokens, cost), what it has spent so far.
+
+        `release`: in the same transaction, the lease is given up if this owner holds it (a run
+        parked without its lease must never be left half-parked by a crash)."""
 
         def work(connection: Connection) -> None:
             values: dict[str, Any] = {"status": status.value, "updated_at": log.ts}
             if spent is not None:
                 values.update(input_tokens=spent[0], output_tokens=spent[1], cost=spent[2])
-            connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
+            columns = pipeline_runs.c
+            connection.execute(update(pipeline_runs).where(columns.id == run_id).values(**values))
+            if release is not None:
+                connection.execute(
+                    update(pipeline_runs)
+                    .where(columns.id == run_id, columns.lease_owner == release)
+                    .values(lease_owner=None, lease_expires_at=None)
+                )
             connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)
+
+    async def log_events_after(self, last: Mapping[str, int], limit: int = 500) -> list[tuple[str, int, str]]:
+        """(run id, log line id, event) of the lines written to these runs' logs after the ids given."""
+        if not last:
+            return []
+        events = pipeline_run_events.c
+        query = (
+            select(events.run_id, events.id, events.event)
+            .where(or_(*[(events.run_id == run_id) & (events.id > after) for run_id, after in last.items()]))
+            .order_by(events.id)
+            .limit(limit)
+        )
+        return await self.database.read(
+            lambda connection: [(str(row[0]), int(row[1]), str(row[2])) for row in connection.execute(query)]
+        )
 
     async def resolve_run_id(self, given: str) -> str:
         """A whole run id, or a unique prefix of one (as shown by `runs list`)."""

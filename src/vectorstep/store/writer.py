@@ -25,11 +25,17 @@ LEASE_SECONDS = 30.0
 
 
 class StoreWriter:
-    """Writes every event as it happens; with an `owner`, also holds the lease of the runs it writes."""
+    """Writes every event as it happens; with an `owner`, also holds the lease of the runs it writes.
 
-    def __init__(self, runs: RunRepository, owner: str | None = None) -> None:
+    A lease runs out `lease_seconds` after it was last renewed (`keep_leases`); with None it never
+    does: a queue worker's runs are known to be driven while its worker's heartbeat is fresh.
+    A queue worker learns its `owner` once its first job names the worker id.
+    """
+
+    def __init__(self, runs: RunRepository, owner: str | None = None, *, lease_seconds: float | None = LEASE_SECONDS):
         self._runs = runs
-        self._owner = owner
+        self.owner = owner
+        self._lease_seconds = lease_seconds
 
     async def notify(self, event: RunEvent) -> None:
         if isinstance(event, RunStarted):
@@ -45,8 +51,7 @@ class StoreWriter:
             # Parked (it waits for its child, or for a person, holding no worker): whoever sees the wait
             # end continues it. Meanwhile the run shows what its finished steps spent.
             spent = (event.input_tokens, event.output_tokens, event.cost)
-            await self._runs.set_status(event.run_id, RunStatus.WAITING, event.log, spent=spent)
-            await self._release(event.run_id)
+            await self._runs.set_status(event.run_id, RunStatus.WAITING, event.log, spent=spent, release=self.owner)
         elif isinstance(event, RunFinished):
             await self._runs.finish_run(
                 event.run_id,
@@ -57,16 +62,15 @@ class StoreWriter:
                 output_tokens=event.output_tokens,
                 cost=event.cost,
                 log=event.log,
-                release=self._owner is not None,
+                release=self.owner is not None,
             )
 
     async def _started(self, event: RunStarted) -> None:
-        lease = (self._owner, event.log.ts + timedelta(seconds=LEASE_SECONDS)) if self._owner is not None else None
+        lease = None
+        if self.owner is not None:
+            seconds = self._lease_seconds
+            lease = (self.owner, event.log.ts + timedelta(seconds=seconds) if seconds is not None else None)
         await self._runs.insert_run(event.run, event.log, lease=lease)
-
-    async def _release(self, run_id: str) -> None:
-        if self._owner is not None:
-            await self._runs.release(run_id, self._owner)
 
 
 class _Now(Protocol):

@@ -1,7 +1,8 @@
 """The service's HTTP face: `create_app(settings)` serves the webhook, the API, the UI and `/metrics`.
 
-One process: the app's lifespan starts the `Service` (database, engine, background runs, the
-resumer and the scheduler) and stops it, letting runs in flight finish for a while.
+The app's lifespan starts the `Service` (database, engine, and the dispatcher that drives runs:
+this process on SQLite, the job queue's workers on PostgreSQL) and stops it, letting runs in
+flight finish for a while.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ STATIC = Path(__file__).parent / "ui" / "static"
 SESSION_COOKIE = "vectorstep_session"
 
 
-def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
-    service = Service(settings, clock=clock)
+def create_app(settings: Settings, *, clock: Clock | None = None, workers_inline: bool = True) -> FastAPI:
+    """`workers_inline`: on PostgreSQL this process also takes runs off the queue (otherwise only
+    `vectorstep worker` processes do)."""
+    service = Service(settings, clock=clock, workers_inline=workers_inline)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -93,7 +96,8 @@ def create_app(settings: Settings, *, clock: Clock | None = None) -> FastAPI:
         body = {
             "status": "ok" if database_ok else "degraded",
             "database": database_ok,
-            "runs_in_flight": served.in_flight.count,
+            "runs_in_flight": served.dispatcher.in_flight,
+            "dispatch": served.dispatcher.name,
             "warming": served.warming,
             "agent_runtime": served.engine.runtime.health(),
         }

@@ -110,7 +110,7 @@ async def validate_pipeline(
 async def reload_pipelines(request: Request, _: Reloader) -> dict[str, Any]:
     """Read pipelines, steps and agents again; runs in flight finish on what they started with."""
     service = service_of(request)
-    problems = await service.reload()
+    problems = await service.reload(announce=True)
     return {
         "pipelines": sorted(service.project.pipelines),
         "problems": [problem_json(problem) for problem in problems],

@@ -25,7 +25,10 @@ RETRY_AFTER_SECONDS = 5
     status_code=202,
     responses={
         200: {"description": "deduplicated (the existing run id) or skipped_testing"},
-        202: {"description": "accepted (the new run id), or ignored_resolved: a resolved Alertmanager alert"},
+        202: {
+            "description": "accepted (the new run id; `replaces_run_id` when it takes over a lost run of the same "
+            "event), or ignored_resolved: a resolved Alertmanager alert"
+        },
         400: {"description": "the payload is not what the source sends (the reason is in `detail`)"},
         422: {"description": "no pipeline matches, or the pipeline cannot run (its problems are listed)"},
         429: {"description": "overloaded: too many runs in flight; retry later"},
@@ -59,9 +62,15 @@ async def webhook(
     outcome = await service.accept(loaded, context, gated=True, allow_testing=allow_testing)
     body: dict[str, Any] = {"status": outcome.status, "run_id": outcome.run_id, "pipeline": outcome.pipeline}
     if outcome.status == "accepted":
+        if outcome.replaces:
+            body["replaces_run_id"] = outcome.replaces
+            body["detail"] = (
+                f"run {outcome.replaces} of this event was lost (interrupted, or failed by VectorStep itself): "
+                "this run starts its work again"
+            )
         return JSONResponse(body, status_code=202)
     if outcome.status == "overloaded":
-        body["detail"] = f"{service.in_flight.max_runs} runs are in flight (concurrency.max_runs); retry later"
+        body["detail"] = _overloaded(service)
         return JSONResponse(body, status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
     if outcome.status == "skipped_testing":
         body["detail"] = f"pipeline {loaded.spec.name} is in stage testing; send allow_testing=true to run it"
@@ -79,6 +88,13 @@ async def _json_body(request: Request) -> Any:
         return parse_bounded_json(body)
     except UnboundedJSON as error:
         raise PayloadError(str(error)) from None
+
+
+def _overloaded(service: Service) -> str:
+    concurrency = service.settings.spec.concurrency
+    if service.queued:
+        return f"{concurrency.max_queued} runs wait for a worker (concurrency.max_queued); retry later"
+    return f"{concurrency.max_runs} runs are in flight (concurrency.max_runs); retry later"
 
 
 def _event_team(principal: Principal, sent: str | None) -> str | None:

@@ -355,7 +355,7 @@ async def pipeline_page(request: Request, name: str, principal: Reader) -> Respo
 @router.post("/pipelines/reload")
 async def reload(request: Request, _: Reloader) -> Response:
     await _form(request)
-    problems = await service_of(request).reload()
+    problems = await service_of(request).reload(announce=True)
     return RedirectResponse(f"/ui/pipelines?reloaded={len(problems)}", status_code=303)
 
 

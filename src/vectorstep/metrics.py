@@ -1,7 +1,11 @@
 """Prometheus metrics (SYSTEM.md §15), for production runs only, with bounded labels (no run ids).
 
-Counters live in memory and are updated as runs happen, so a scrape costs the same with ten runs
-or a million; only the pending-approvals gauge reads the database (one indexed count).
+Counters live in memory and count what this process did: the steps and runs it drove, the
+decisions and marks it took. A run is counted once, by whichever process records each of its
+events, so with several processes the deployment's figure is the sum over their scrapes (a run
+resumed elsewhere after a crash is not counted twice). A scrape costs the same with ten runs or a
+million; only the gauges read the database, and they say the same on every process (aggregate them
+with `max`, not `sum`).
 """
 
 from __future__ import annotations
@@ -10,16 +14,16 @@ from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from vectorstep.domain.events import RunEvent, RunFinished, RunResumed, RunStarted, StepFinished
+from vectorstep.domain.events import RunEvent, RunFinished, StepFinished
 
 PRODUCTION = "production"
 
 
 class Metrics:
-    def __init__(self, pending_approvals: Callable[[], Awaitable[int]]) -> None:
+    def __init__(self, pending_approvals: Callable[[], Awaitable[int]] | None) -> None:
+        """`pending_approvals`: the gauge's source; None leaves the gauge out (a worker's metrics)."""
         self.registry = CollectorRegistry()
         self._pending_approvals = pending_approvals
-        self._runs: dict[str, tuple[str, str]] = {}  # run id → (pipeline, stage), while it runs
         r = self.registry
         self.runs = Counter(
             "vectorstep_pipeline_runs", "Runs that ended, by status.", ["pipeline", "status"], registry=r
@@ -44,8 +48,10 @@ class Metrics:
         self.cost = Counter(
             "vectorstep_pipeline_cost", "Cost of runs, in the pricing currency.", ["pipeline"], registry=r
         )
-        self.approvals_pending = Gauge(
-            "vectorstep_human_approvals_pending", "Approvals waiting for a person.", registry=r
+        self.approvals_pending = (
+            Gauge("vectorstep_human_approvals_pending", "Approvals waiting for a person.", registry=r)
+            if pending_approvals is not None
+            else None
         )
         self.approval_decisions = Counter(
             "vectorstep_human_approval_decisions", "Approval decisions.", ["decision", "by"], registry=r
@@ -66,22 +72,15 @@ class Metrics:
         )
 
     async def notify(self, event: RunEvent) -> None:
-        if isinstance(event, RunStarted):
-            self._runs[event.run.run_id] = (event.run.pipeline, event.run.stage)
-        elif isinstance(event, RunResumed):
-            self._runs[event.run_id] = (event.pipeline, event.stage)
-        elif isinstance(event, StepFinished):
-            pipeline, stage = self._runs.get(event.record.run_id, ("", ""))
-            if stage == PRODUCTION:
-                self._step(pipeline, event)
-        elif isinstance(event, RunFinished):
-            pipeline, stage = self._runs.pop(event.run_id, ("", ""))
-            if stage == PRODUCTION:
-                self.runs.labels(pipeline, event.status.value).inc()
-                self.tokens.labels(pipeline, "input").inc(event.input_tokens)
-                self.tokens.labels(pipeline, "output").inc(event.output_tokens)
-                if event.cost:
-                    self.cost.labels(pipeline).inc(event.cost)
+        if isinstance(event, StepFinished) and event.stage == PRODUCTION:
+            self._step(event.pipeline, event)
+        elif isinstance(event, RunFinished) and event.stage == PRODUCTION:
+            pipeline = event.pipeline
+            self.runs.labels(pipeline, event.status.value).inc()
+            self.tokens.labels(pipeline, "input").inc(event.input_tokens)
+            self.tokens.labels(pipeline, "output").inc(event.output_tokens)
+            if event.cost:
+                self.cost.labels(pipeline).inc(event.cost)
 
     def _step(self, pipeline: str, event: StepFinished) -> None:
         record = event.record
@@ -115,5 +114,6 @@ class Metrics:
             self.feedback.labels(pipeline, label).inc()
 
     async def render(self) -> bytes:
-        self.approvals_pending.set(await self._pending_approvals())
+        if self.approvals_pending is not None and self._pending_approvals is not None:
+            self.approvals_pending.set(await self._pending_approvals())
         return generate_latest(self.registry)

@@ -1,7 +1,8 @@
 """Cron `schedule:` runs: each fire time becomes one event, through the same stage gate and dedup as a webhook.
 
-The fingerprint is `cron:<pipeline>:<fire time>`, so two service processes on one database start
-the run once, and a fire time missed while the service was down is not replayed.
+The event's fingerprint is `cron:<pipeline>:<fire time>`. `Scheduler` is the one process's clock on
+SQLite: a fire time missed while the service was down is not replayed. On PostgreSQL the job
+queue fires schedules instead (`dispatch.queue_cron`), once per fire time across every worker.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from vectorstep.domain.context import NormalisedContext
 from vectorstep.spec.pipeline import ScheduleSpec
 
 if TYPE_CHECKING:
-    from vectorstep.web.service import Service
+    from vectorstep.dispatch.host import RunHost
 
 log = logging.getLogger(__name__)
 LONGEST_SLEEP_SECONDS = 30.0  # a reload that adds a schedule is noticed within this
@@ -43,8 +44,8 @@ def next_fire(cron: str, after: datetime) -> datetime:
 
 
 class Scheduler:
-    def __init__(self, service: Service, clock: Clock) -> None:
-        self._service = service
+    def __init__(self, host: RunHost, clock: Clock) -> None:
+        self._host = host
         self._clock = clock
         self._due: dict[tuple[str, str], datetime] = {}  # (pipeline, cron) → its next fire time
 
@@ -60,7 +61,7 @@ class Scheduler:
         now = self._clock.now()
         scheduled = {
             (name, loaded.spec.schedule.cron): loaded
-            for name, loaded in self._service.project.pipelines.items()
+            for name, loaded in self._host.project.pipelines.items()
             if loaded.spec.schedule is not None
         }
         self._due = {key: due for key, due in self._due.items() if key in scheduled}
@@ -71,7 +72,7 @@ class Scheduler:
             self._due[key] = next_fire(key[1], now)
             assert loaded.spec.schedule is not None
             context = cron_context(loaded.spec.name, loaded.spec.schedule, due)
-            outcome = await self._service.accept(loaded, context, gated=True)
+            outcome = await self._host.accept(loaded, context, gated=True)
             log.info("schedule %s of %s at %s: %s", key[1], key[0], due.isoformat(), outcome.status)
 
     def _sleep_seconds(self) -> float:
