@@ -10,6 +10,8 @@ import asyncio
 import json
 import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -29,6 +31,7 @@ from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.snapshot import spec_snapshot
 from vectorstep.store.approvals import ApprovalRepository
 from vectorstep.store.database import connect
+from vectorstep.store.migrate import HEAD_REVISION, current_revision
 from vectorstep.store.runs import RunRepository
 from vectorstep.testing import ProjectDir, answer, generic_payload
 
@@ -260,3 +263,55 @@ def test_a_worker_needs_postgresql(tmp_path: Path) -> None:
     assert worker.returncode == 2 and "Traceback" not in worker.stderr
     assert "a worker needs PostgreSQL" in worker.stderr and "SQLite is single-process" in worker.stderr
     assert serve.returncode == 2 and "--no-workers-inline needs PostgreSQL" in serve.stderr
+
+
+def test_a_run_whose_terminal_was_killed_is_taken_up_by_a_worker(fleet: Fleet) -> None:
+    """`vectorstep run` drives its run itself, under a lease; killed, its run goes to the workers."""
+    fleet.start_worker()
+    terminal = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", "run", "incident", "--config", str(fleet.config)],
+        cwd=fleet.config.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    with fleet.client() as client:
+        deadline = time.monotonic() + 30
+        while not (listed := client.get("/api/runs").json()["runs"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run_id = listed[0]["run_id"]
+        wait_until(client, run_id, lambda run: logged(run, "step investigate started"))
+        terminal.kill()
+        terminal.wait(timeout=30)
+        record = wait_until(client, run_id, lambda run: run["status"] == "completed", timeout=30)
+    assert [step["name"] for step in record["steps"]] == ["triage", "investigate", "report"]
+    assert logged(record, "taken up by worker:") and logged(record, "investigate runs again from its start")
+
+
+def test_a_worker_on_an_empty_database_brings_the_schema_up_to_date_and_starts(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    project = queue_project(tmp_path / "project", postgres_url)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", "worker", "--config", str(project.config)],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stderr is not None
+        banner = worker.stderr.readline()
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, rest = worker.communicate(timeout=30)
+    assert banner.startswith("VectorStep worker worker:"), banner + rest
+    assert worker.returncode == 0 and "Traceback" not in rest
+    revision = asyncio.run(_revision(postgres_url))
+    assert revision == HEAD_REVISION
+
+
+async def _revision(url: str) -> str | None:
+    database = connect(url)
+    try:
+        return await current_revision(database)
+    finally:
+        await database.dispose()

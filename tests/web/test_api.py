@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import re
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,27 @@ def test_the_same_alert_twice_is_deduplicated_to_the_first_run(live: LiveService
         "detail": f"run {first.json()['run_id']} already handles this event",
     }
     assert other.status_code == 202 and other.json()["run_id"] != first.json()["run_id"]
+
+
+def test_the_retry_of_an_alert_whose_run_was_lost_starts_new_work_and_says_which_run_it_replaces(
+    live: LiveService,
+) -> None:
+    with live.client() as client:
+        first = client.post("/webhook?source=alertmanager", json=alert(fingerprint="f-lost")).json()["run_id"]
+        wait_for(client, first, until=("completed", "escalated"))
+        database = live.service.settings.database_url.removeprefix("sqlite:///")
+        with sqlite3.connect(database) as connection:  # as a process killed under it would leave it
+            connection.execute("UPDATE pipeline_runs SET status = 'interrupted' WHERE id = ?", (first,))
+        retried = client.post("/webhook?source=alertmanager", json=alert(fingerprint="f-lost"))
+        again = client.post("/webhook?source=alertmanager", json=alert(fingerprint="f-lost"))
+    assert retried.status_code == 202
+    body = retried.json()
+    assert body["status"] == "accepted" and body["run_id"] != first and body["replaces_run_id"] == first
+    assert body["detail"] == (
+        f"run {first} of this event was lost (interrupted, or failed by VectorStep itself): "
+        "this run starts its work again"
+    )
+    assert again.json()["status"] == "deduplicated" and again.json()["run_id"] == body["run_id"]
 
 
 def test_concurrent_twins_start_exactly_one_run(live: LiveService) -> None:

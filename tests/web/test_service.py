@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -205,3 +206,38 @@ async def test_a_run_that_had_asked_a_person_waits_for_the_answer_after_a_restar
     assert waiting.log[-1].message == "waiting for a person: approval a1 (recorded after its driver stopped)"
     assert still_asked.status is ApprovalStatus.PENDING  # recovery did not settle the question for the person
     assert holder is None  # parked, held by nobody: whoever sees the decision resumes it
+
+
+def test_a_run_page_follows_a_run_that_a_terminal_drives_beside_the_service(tmp_path: Path) -> None:
+    """SQLite: `vectorstep run` in a terminal writes to the service's database; its run page is live too."""
+    project = ProjectDir(tmp_path / "project")
+    project.scripted_agent("triage", {**answer(0.9, "triaged"), "delay_seconds": 1.5})
+    project.scripted_agent("report", {**answer(0.9, "reported"), "delay_seconds": 1.5})
+    steps = [{"name": name, "executor": "gateway", "executor_config": {"agent": name}} for name in ("triage", "report")]
+    project.pipeline("by-hand", {"name": "by-hand", "steps": steps})
+    project.settings({"database": {"url": f"sqlite:///{tmp_path / 'vectorstep.db'}"}})
+    server = LiveService(project.config)
+    terminal = subprocess.Popen(
+        [sys.executable, "-m", "vectorstep", "run", "by-hand", "--config", str(project.config)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with server.client(token=None) as client:
+            deadline = time.monotonic() + 30
+            while not (listed := client.get("/api/runs").json()["runs"]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            run_id = listed[0]["run_id"]
+            kinds = []
+            with client.stream("GET", f"/ui/runs/{run_id}/events", timeout=30) as stream:
+                for line in stream.iter_lines():
+                    if line.startswith("event: "):
+                        kinds.append(line.removeprefix("event: "))
+                        if kinds[-1] == "finished":
+                            break
+            assert client.get(f"/api/runs/{run_id}").json()["status"] == "completed"
+    finally:
+        terminal.wait(timeout=60)
+        server.stop()
+    assert kinds[-1] == "finished" and "step" in kinds

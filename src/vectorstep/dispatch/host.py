@@ -87,6 +87,10 @@ class Dispatcher(Protocol):
         """A person (or the clock) decided: the run that waits on it continues."""
         ...
 
+    async def workers(self) -> int | None:
+        """How many queue workers beat right now (None: runs are not dispatched through a queue)."""
+        ...
+
     async def reloaded(self, project: Project, *, announce: bool) -> None:
         """The project was loaded again (its schedules may have changed); `announce`: ask the other
         processes on the database to load it too."""
@@ -148,11 +152,6 @@ class RunHost:
             runs=self.runs,
             cancelled_runs_stay_running=self.queued,
         )
-
-    @property
-    def lease_owner(self) -> str | None:
-        """The name this process's leases carry (None: a queue worker before its first job)."""
-        return self.writer.owner
 
     async def start(self) -> None:
         await self.dispatcher.start()

@@ -88,6 +88,9 @@ class InlineDispatcher:
     async def decided(self, approval: Approval) -> None:
         self._wake.set()
 
+    async def workers(self) -> int | None:
+        return None
+
     async def reloaded(self, project: Project, *, announce: bool) -> None:
         """The scheduler reads the project's schedules on each round; no other process drives runs."""
 

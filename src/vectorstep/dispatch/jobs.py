@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vectorstep.dispatch.settle import settle
+from vectorstep.dispatch.timing import STALLED_SECONDS
 from vectorstep.domain.approvals import ApprovalStatus
 from vectorstep.domain.records import ResumePoint, RunRecord
 from vectorstep.domain.status import RUN_ENDED, RunStatus
 from vectorstep.engine.entries import step_index
 from vectorstep.leases import holder_is_gone
 from vectorstep.spec.snapshot import spec_from_snapshot
+from vectorstep.store.orphans import worker_gone
 
 if TYPE_CHECKING:
     from vectorstep.dispatch.host import RunHost
@@ -41,12 +43,17 @@ async def take_up(host: RunHost, owner: str, run_id: str, *, left_by: str | None
     return await drive() if drive is not None else None
 
 
-async def _take_lease(host: RunHost, run_id: str, holder: str | None, owner: str) -> bool:
+async def _take_lease(host: RunHost, run_id: str, holder: str | None, owner: str, *, parked: bool = False) -> bool:
+    """Take the run's lease from nobody, from this process, or from a holder that is gone. `parked`:
+    the run waits, and a worker's lease left on it drives nothing."""
     now = host.clock.now()
     if holder is None or holder == owner:
         return await host.runs.claim(run_id, owner, None, now)
-    if holder.startswith("worker:") or holder_is_gone(holder):
-        # A worker's run is left when its job was retried or its worker stopped beating.
+    if holder.startswith("worker:"):
+        if parked or await worker_gone(host.database, holder, stalled_seconds=STALLED_SECONDS):
+            return await host.runs.take_over(run_id, holder, owner, None)
+        return False  # its worker still beats: it drives the run
+    if holder_is_gone(holder):
         return await host.runs.take_over(run_id, holder, owner, None)
     return await host.runs.claim(run_id, owner, None, now)  # another process's lease: only once it ran out
 
@@ -55,7 +62,7 @@ async def _take_parked(host: RunHost, run_id: str, owner: str) -> bool:
     """The lease of a parked run. A worker's lease on a waiting run is a leftover (parking lets go of
     it): nothing drives a waiting run, so it is taken over."""
     holder, _ = await host.runs.lease(run_id)
-    return await _take_lease(host, run_id, holder, owner)
+    return await _take_lease(host, run_id, holder, owner, parked=True)
 
 
 async def resume(host: RunHost, owner: str, run_id: str, approval_id: str) -> RunRecord | None:

@@ -23,12 +23,14 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from procrastinate import App, JobContext, PsycopgConnector
-from procrastinate.exceptions import AlreadyEnqueued, ConnectorException
+from procrastinate.exceptions import AlreadyEnqueued, ConnectorException, UniqueViolation
+from procrastinate.jobs import Job, Status
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from vectorstep.dispatch import jobs
 from vectorstep.dispatch.queue_cron import QueueSchedules
+from vectorstep.dispatch.timing import HEARTBEAT_SECONDS, MAINTENANCE_SECONDS, QUIET_SECONDS, STALLED_SECONDS
 from vectorstep.domain.approvals import Approval
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunEvent, RunObserver, RunWaiting
@@ -45,11 +47,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 QUEUE = "vectorstep"
-HEARTBEAT_SECONDS = 2.0
-STALLED_SECONDS = 10.0  # a worker whose heartbeat is older than this is gone: its runs are taken up
-MAINTENANCE_SECONDS = 2.0
-QUIET_SECONDS = 10.0  # an unleased running run younger than this may still be about to get its job
 LATER = -1  # the priority of jobs scheduled for later
+STALLED_LOCK = 7_340_214  # the advisory lock the retrying of stalled jobs holds (any constant of ours)
 CONTROL_CHANNEL = "vectorstep_control"
 RUN_EVENTS_CHANNEL = "vectorstep_run_events"
 OverloadCache = tuple[float, bool]
@@ -82,10 +81,12 @@ class QueueDispatcher:
         connector = PsycopgConnector(
             conninfo=libpq_url(host.settings.database_url), min_size=1, max_size=max(4, min(self._concurrency, 20))
         )
+        self._connector = connector
         self.app = App(connector=connector)
         self._register_tasks()
         self._schedules = QueueSchedules(self.app.tasks["vectorstep.fire"], QUEUE)
         self._running: set[asyncio.Task[Any]] = set()
+        self._driving: set[str] = set()  # the runs this process's jobs drive right now
         self._loops: list[asyncio.Task[None]] = []
         self._backlog: OverloadCache = (0.0, False)
         self._run_events = run_events
@@ -118,9 +119,13 @@ class QueueDispatcher:
     async def _job(self, context: JobContext, run_id: str, work: Callable[[str], Awaitable[RunRecord | None]]) -> None:
         owner = f"worker:{context.job.worker_id}:{HOST}:{os.getpid()}"
         self._host.writer.owner = owner  # one procrastinate worker per process: the same name for every job
+        if run_id in self._driving:  # a job of a run this process drives already: nothing to do twice
+            log.warning("job %s of run %s: this process drives the run already", context.job.task_name, run_id)
+            return
         task = asyncio.current_task()
         assert task is not None
         self._running.add(task)
+        self._driving.add(run_id)
         try:
             record = await work(owner)
         except Exception:
@@ -130,6 +135,7 @@ class QueueDispatcher:
             raise
         finally:
             self._running.discard(task)
+            self._driving.discard(run_id)
         if record is not None and record.status.is_terminal and record.parent_run_id:
             await self._defer("vectorstep.continue_parent", record.parent_run_id, f"parent:{record.parent_run_id}")
 
@@ -197,7 +203,7 @@ class QueueDispatcher:
             payload = {"channel": CONTROL_CHANNEL, "payload": f"reload {self._host.name}"}
             await self._host.database.write(lambda connection: connection.execute(query, payload))
 
-    async def workers_alive(self) -> int:
+    async def workers(self) -> int | None:
         return await workers_beating(self._host.database)
 
     # -- the process's loops ------------------------------------------------------------------------
@@ -252,11 +258,7 @@ class QueueDispatcher:
 
     async def maintain(self) -> None:
         """Retry the jobs of workers that stopped beating; give runs nothing moves the job they lack."""
-        manager = self.app.job_manager
-        for job in await manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=STALLED_SECONDS):
-            with contextlib.suppress(ConnectorException):  # another worker's maintenance retried it first
-                await manager.retry_job(job)
-                log.warning("job %s of run %s: its worker stopped; it runs again", job.task_name, job.lock)
+        await self._retry_stalled()
         now = self._host.clock.now()
         quiet_since = now - timedelta(seconds=QUIET_SECONDS)
         found = await find_orphans(self._host.database, now, quiet_since=quiet_since, stalled_seconds=STALLED_SECONDS)
@@ -266,6 +268,34 @@ class QueueDispatcher:
             await self._defer("vectorstep.resume", run_id, f"decided:{approval_id}", approval_id=approval_id)
         for run_id in found.parents:
             await self._defer("vectorstep.continue_parent", run_id, f"parent:{run_id}")
+
+    async def _retry_stalled(self) -> None:
+        """One process at a time (an advisory lock): two processes that both saw a job stalled would
+        otherwise retry it twice, the second time while a live worker already runs it again."""
+        manager = self.app.job_manager
+        async with self._connector.pool.connection() as connection:
+            locked = await connection.execute("SELECT pg_try_advisory_lock(%s)", (STALLED_LOCK,))
+            if not (row := await locked.fetchone()) or not row[0]:
+                return  # another process does it this round
+            try:
+                for job in await manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=STALLED_SECONDS):
+                    await self._retry(job)
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock(%s)", (STALLED_LOCK,))
+
+    async def _retry(self, job: Job) -> None:
+        manager = self.app.job_manager
+        try:
+            await manager.retry_job(job)
+        except UniqueViolation:
+            # The same job waits in the queue already (its queueing lock is taken): this copy ends,
+            # or it would hold its run's lock for good.
+            await manager.finish_job(job=job, status=Status.FAILED, delete_job=False)
+            log.warning("job %s of run %s: its worker stopped; the same job waits already", job.task_name, job.lock)
+        except ConnectorException:
+            return  # it ended meanwhile
+        else:
+            log.warning("job %s of run %s: its worker stopped; it runs again", job.task_name, job.lock)
 
     async def _listen(self) -> None:
         """Reloads announced by other processes, and every run's log lines (for live pages)."""

@@ -61,11 +61,11 @@ SELECT run.id, run.lease_owner FROM pipeline_runs run
 _DECIDED = f"""
 SELECT run.id, latest.id AS approval_id FROM pipeline_runs run
   JOIN LATERAL (
-        SELECT approval.id, approval.status, approval.expires_at, approval.step_name
+        SELECT approval.id, approval.status, approval.expires_at, approval.decided_at, approval.step_name
           FROM approvals approval WHERE approval.run_id = run.id
          ORDER BY approval.created_at DESC LIMIT 1) latest ON true
  WHERE run.status = 'waiting' AND {_PARKED}
-   AND (latest.status <> 'pending' OR latest.expires_at < :now)
+   AND ((latest.status <> 'pending' AND latest.decided_at < :quiet_since) OR latest.expires_at < :quiet_since)
    AND NOT EXISTS (SELECT 1 FROM pipeline_steps step
                     WHERE step.run_id = run.id AND step.step_name = latest.step_name)
    AND {_NO_DUE_JOB}
@@ -88,14 +88,15 @@ SELECT DISTINCT run.id FROM pipeline_runs run
 class Orphans:
     undriven: list[tuple[str, str | None]]  # running runs nobody drives, with the lease they were left under
     leased_elsewhere: list[tuple[str, str]]  # running runs under a live lease of a process outside the queue
-    decided: list[tuple[str, str]]  # waiting runs whose approval was decided or expired, with its id
+    decided: list[tuple[str, str]]  # waiting runs whose approval was decided or expired a while ago, with its id
     parents: list[str]  # waiting runs whose sub-pipeline run has ended
 
 
 async def find_orphans(
     database: Database, now: datetime, *, quiet_since: datetime, stalled_seconds: float, limit: int = 500
 ) -> Orphans:
-    """`quiet_since`: an unleased running run younger than this may still be about to get its job."""
+    """`quiet_since`: an unleased running run younger than this, or a decision taken since, may still
+    be about to get its job from the process that wrote it."""
 
     def work(connection: Connection) -> Orphans:
         def rows(query: str, **values: object) -> list[tuple[str, str | None]]:
@@ -104,8 +105,18 @@ async def find_orphans(
 
         undriven = rows(_UNDRIVEN, quiet_since=quiet_since, stalled_seconds=stalled_seconds)
         elsewhere = [(run_id, str(owner)) for run_id, owner in rows(_LEASED_ELSEWHERE)]
-        decided = [(run_id, str(approval)) for run_id, approval in rows(_DECIDED)]
+        decided = [(run_id, str(approval)) for run_id, approval in rows(_DECIDED, quiet_since=quiet_since)]
         parents = [str(row[0]) for row in connection.execute(text(_PARENTS), {"limit": limit, "now": now})]
         return Orphans(undriven, elsewhere, decided, parents)
 
     return await database.read(work)
+
+
+async def worker_gone(database: Database, owner: str, *, stalled_seconds: float) -> bool:
+    """Whether the queue worker a lease names (`worker:<id>:…`) has stopped beating."""
+    query = text(
+        "SELECT 1 FROM procrastinate_workers WHERE id::text = split_part(:owner, ':', 2) "
+        "AND last_heartbeat >= now() - make_interval(secs => :stalled_seconds)"
+    )
+    values = {"owner": owner, "stalled_seconds": stalled_seconds}
+    return await database.read(lambda connection: connection.execute(query, values).first() is None)

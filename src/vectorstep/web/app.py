@@ -93,7 +93,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None, workers_inline
         """Open to everyone: whether the service and its database answer."""
         served = service_of(request)
         database_ok = await served.database_answers()
-        body = {
+        body: dict[str, object] = {
             "status": "ok" if database_ok else "degraded",
             "database": database_ok,
             "runs_in_flight": served.dispatcher.in_flight,
@@ -101,6 +101,8 @@ def create_app(settings: Settings, *, clock: Clock | None = None, workers_inline
             "warming": served.warming,
             "agent_runtime": served.engine.runtime.health(),
         }
+        if database_ok and served.queued:  # the queue's workers that beat, in every process
+            body["workers"] = await served.dispatcher.workers()
         return JSONResponse(body, status_code=200 if database_ok else 503)
 
     @app.get("/metrics", tags=["service"], dependencies=[Depends(api_allowed("read"))])
