@@ -170,11 +170,16 @@ async def _until(service: Service, run_id: str, status: RunStatus) -> RunRecord:
     raise AssertionError(f"run {run_id} is {run.status.value}, not {status.value}")
 
 
-async def test_a_child_waiting_for_a_person_parks_its_parent_until_the_child_ends(tmp_path: Path) -> None:
+async def test_a_child_waiting_for_a_person_parks_its_parent_until_the_child_ends(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Also on PostgreSQL, where the child's resume and then its parent's are jobs on the queue."""
     project = ProjectDir(tmp_path / "project")
     sign_off = {"name": "sign-off", "executor": "human", "executor_config": {"message": "Restart db-7?"}}
     investigate = {"name": "investigate", "executor": "gateway", "executor_config": {"agent": "investigate"}}
     parent_and_child(project, child_steps=[investigate, sign_off])
+    if database_url.startswith("postgresql"):
+        project.settings({"database": {"url": database_url}})
     settings = load_settings(project.config)
     service = Service(settings)
     await service.start()

@@ -47,7 +47,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 QUEUE = "vectorstep"
-LATER = -1  # the priority of jobs scheduled for later
+# Job priorities. A run already under way goes before the queue's new runs: a person who decided,
+# an ended sub-pipeline run, a run whose worker died are not kept behind a backlog of new alerts.
+NEW_RUN = 0
+TIMEOUT = 1  # an approval's timeout, scheduled for later
+UNDER_WAY = 2  # a decision, an ended sub-pipeline run, a run taken up again
+_PRIORITY = {"vectorstep.drive": NEW_RUN, "vectorstep.fire": NEW_RUN}
 STALLED_LOCK = 7_340_214  # the advisory lock the retrying of stalled jobs holds (any constant of ours)
 CONTROL_CHANNEL = "vectorstep_control"
 RUN_EVENTS_CHANNEL = "vectorstep_run_events"
@@ -144,11 +149,11 @@ class QueueDispatcher:
     ) -> None:
         """Defer a job of `run_id` unless the same one already waits in the queue.
 
-        A job scheduled for later (`at`) goes behind the others: in procrastinate a waiting job
-        holds back every later job of its lock unless they rank higher, and a decision must not
+        A job scheduled for later (`at`: a timeout) ranks below a decision: in procrastinate a waiting
+        job holds back every later job of its lock unless they rank higher, and a decision must not
         wait for the timeout that it makes moot."""
         task = self.app.tasks[task_name]
-        priority = LATER if at is not None else 0
+        priority = TIMEOUT if at is not None else _PRIORITY.get(task_name, UNDER_WAY)
         deferrer = task.configure(lock=run_id, queueing_lock=queueing_lock, schedule_at=at, priority=priority)
         with contextlib.suppress(AlreadyEnqueued):
             await deferrer.defer_async(run_id=run_id, **kwargs)
@@ -331,7 +336,11 @@ async def hand_decision_to_workers(database_url: str, approval: Approval) -> Non
     app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url), min_size=1, max_size=1))
     async with app.open_async():
         deferrer = app.configure_task(
-            name="vectorstep.resume", lock=approval.run_id, queueing_lock=f"decided:{approval.id}", queue=QUEUE
+            name="vectorstep.resume",
+            lock=approval.run_id,
+            queueing_lock=f"decided:{approval.id}",
+            queue=QUEUE,
+            priority=UNDER_WAY,
         )
         with contextlib.suppress(AlreadyEnqueued):
             await deferrer.defer_async(run_id=approval.run_id, approval_id=approval.id)

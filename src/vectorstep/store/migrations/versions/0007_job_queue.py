@@ -3,8 +3,8 @@
 Runs on PostgreSQL are dispatched as procrastinate jobs, so its schema lives beside ours and is
 created here, once, by the procrastinate version VectorStep pins. Every line written to a run's
 log is announced on the channel `vectorstep_run_events` (payload `<run id> <event>`), so a page
-served by any process follows a run driven by any other. SQLite has neither: one process drives
-and serves there.
+served by any process follows a run driven by any other. An index finds the queue's jobs of a
+run. SQLite has none of it: one process drives and serves there.
 
 Revision ID: 0007
 Revises: 0006
@@ -32,6 +32,12 @@ CREATE TRIGGER vectorstep_run_event_inserted
     FOR EACH ROW EXECUTE FUNCTION vectorstep_notify_run_event();
 """
 
+# The workers' maintenance asks, for each run, whether a job of it waits or works: by its lock.
+# (procrastinate's own indexes on `lock` cover running jobs only.)
+JOBS_BY_LOCK = """
+CREATE INDEX vectorstep_jobs_by_lock ON procrastinate_jobs (lock) WHERE status IN ('todo', 'doing');
+"""
+
 
 def upgrade() -> None:
     bind = op.get_bind()
@@ -45,6 +51,7 @@ def upgrade() -> None:
     assert driver is not None
     await_only(driver.execute(SchemaManager.get_schema()))
     await_only(driver.execute(RUN_EVENTS_TRIGGER))
+    await_only(driver.execute(JOBS_BY_LOCK))
 
 
 def downgrade() -> None:
@@ -57,6 +64,7 @@ def downgrade() -> None:
 
 
 DROP_ALL = """
+DROP INDEX IF EXISTS vectorstep_jobs_by_lock;
 DROP TRIGGER IF EXISTS vectorstep_run_event_inserted ON pipeline_run_events;
 DROP FUNCTION IF EXISTS vectorstep_notify_run_event();
 DROP TABLE IF EXISTS
