@@ -315,3 +315,54 @@ async def _revision(url: str) -> str | None:
         return await current_revision(database)
     finally:
         await database.dispose()
+
+
+@pytest.mark.parametrize("retried", ["vectorstep.drive", "vectorstep.resume"])
+def test_a_job_retried_after_its_worker_died_takes_its_run_up_whatever_waits_beside_it(
+    fleet: Fleet, postgres_url: str, retried: str
+) -> None:
+    """The worker driving the run (first picked up, or resumed after the decision) died; its job runs
+    again, and the approval's timeout job, ten minutes away, waits in the queue beside it — and must
+    not hold it back."""
+    fleet.start_worker()
+    with fleet.client() as client:
+        run_id = post(client, "approval")
+        wait_until(client, run_id, lambda run: run["status"] == "waiting")
+    asyncio.run(_left_running_by_a_dead_worker(postgres_url, run_id, retried))
+    with fleet.client() as client:
+        record = wait_until(client, run_id, lambda run: run["status"] == "completed", timeout=40)
+    assert [step["name"] for step in record["steps"]] == ["triage", "ask", "report"]
+    assert logged(record, "approved by someone")
+    assert not logged(record, "recorded after its driver stopped")  # answered already: not parked again
+
+
+async def _left_running_by_a_dead_worker(url: str, run_id: str, retried: str) -> None:
+    from procrastinate import App, PsycopgConnector
+    from sqlalchemy import Connection, text
+
+    from vectorstep.dispatch.queue import NEW_RUN, QUEUE, UNDER_WAY, libpq_url
+
+    database = connect(url)
+    try:
+        approvals = ApprovalRepository(database)
+        asked = (await approvals.for_run(run_id))[-1]
+        await approvals.decide_approval(asked.id, ApprovalStatus.APPROVED, "someone", asked.created_at)
+
+        def resumed_then_dead(connection: Connection) -> None:
+            connection.execute(
+                text("UPDATE pipeline_runs SET status = 'running', lease_owner = :dead WHERE id = :run"),
+                {"dead": "worker:999999:gone-host:1", "run": run_id},
+            )
+
+        await database.write(resumed_then_dead)
+    finally:
+        await database.dispose()
+    # The approval's own timeout job (scheduled when the run parked) waits in the queue already.
+    app = App(connector=PsycopgConnector(conninfo=libpq_url(url), min_size=1, max_size=1))
+    async with app.open_async():
+        if retried == "vectorstep.drive":
+            again = app.configure_task(name=retried, lock=run_id, queue=QUEUE, priority=NEW_RUN)
+            await again.defer_async(run_id=run_id)
+        else:
+            again = app.configure_task(name=retried, lock=run_id, queue=QUEUE, priority=UNDER_WAY)
+            await again.defer_async(run_id=run_id, approval_id=asked.id)

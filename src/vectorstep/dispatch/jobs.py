@@ -68,6 +68,8 @@ async def _take_parked(host: RunHost, run_id: str, owner: str) -> bool:
 async def resume(host: RunHost, owner: str, run_id: str, approval_id: str) -> RunRecord | None:
     """Continue a run parked on `approval_id` once it is decided (or has expired)."""
     run = await host.runs.get_run(run_id)
+    if run.status is RunStatus.RUNNING:  # this job ran before, and its worker died: take the run up
+        return await take_up(host, owner, run_id, left_by=ANYONE)
     if run.status is not RunStatus.WAITING or host.engine.desk is None:
         return None
     asked = await host.approvals.for_run(run_id)
@@ -84,6 +86,8 @@ async def resume(host: RunHost, owner: str, run_id: str, approval_id: str) -> Ru
 async def continue_parent(host: RunHost, owner: str, run_id: str) -> RunRecord | None:
     """Continue a run parked on its sub-pipeline run once that has ended, at the step that started it."""
     run = await host.runs.get_run(run_id)
+    if run.status is RunStatus.RUNNING:  # this job ran before, and its worker died: take the run up
+        return await take_up(host, owner, run_id, left_by=ANYONE)
     if run.status is not RunStatus.WAITING:
         return None
     done, ended = {step.name for step in run.steps}, {status.value for status in RUN_ENDED}

@@ -49,8 +49,11 @@ log = logging.getLogger(__name__)
 QUEUE = "vectorstep"
 # Job priorities. A run already under way goes before the queue's new runs: a person who decided,
 # an ended sub-pipeline run, a run whose worker died are not kept behind a backlog of new alerts.
+# An approval's timeout, scheduled for later, ranks lowest: in procrastinate a waiting job holds
+# back every job of its lock that ranks lower (or as high, and came later), so a timeout an hour
+# away must hold back nothing of its run.
+TIMEOUT = -1
 NEW_RUN = 0
-TIMEOUT = 1  # an approval's timeout, scheduled for later
 UNDER_WAY = 2  # a decision, an ended sub-pipeline run, a run taken up again
 _PRIORITY = {"vectorstep.drive": NEW_RUN, "vectorstep.fire": NEW_RUN}
 STALLED_LOCK = 7_340_214  # the advisory lock the retrying of stalled jobs holds (any constant of ours)
@@ -147,11 +150,7 @@ class QueueDispatcher:
     async def _defer(
         self, task_name: str, run_id: str, queueing_lock: str, *, at: datetime | None = None, **kwargs: Any
     ) -> None:
-        """Defer a job of `run_id` unless the same one already waits in the queue.
-
-        A job scheduled for later (`at`: a timeout) ranks below a decision: in procrastinate a waiting
-        job holds back every later job of its lock unless they rank higher, and a decision must not
-        wait for the timeout that it makes moot."""
+        """Defer a job of `run_id` unless the same one already waits in the queue (`at`: a timeout)."""
         task = self.app.tasks[task_name]
         priority = TIMEOUT if at is not None else _PRIORITY.get(task_name, UNDER_WAY)
         deferrer = task.configure(lock=run_id, queueing_lock=queueing_lock, schedule_at=at, priority=priority)

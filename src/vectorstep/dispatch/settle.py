@@ -8,8 +8,9 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from vectorstep.domain.approvals import ApprovalStatus
 from vectorstep.domain.context import NormalisedContext
-from vectorstep.domain.records import LogEntry, RunRecord
+from vectorstep.domain.records import LogEntry, ResumePoint, RunRecord
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.recovery import STOPPED, Recovery, recovery
 from vectorstep.errors import ConfigError
@@ -24,10 +25,15 @@ Drive = Callable[[], Awaitable[RunRecord]]
 async def settle(host: RunHost, run: RunRecord, now: datetime, owner: str) -> Drive | None:
     """What drives the run on when it resumes (the caller runs it), or None when it was settled here.
 
+    A run that had asked a person waits for the answer — or, answered already, goes on from it.
+
     `owner` is the lease this process took of the run; a run that only waits is parked without it.
     """
     asked = await host.approvals.for_run(run.run_id)
     if asked and asked[-1].step not in {step.name for step in run.steps}:
+        decided = await host.engine.desk.settle(asked[-1]) if host.engine.desk is not None else asked[-1]
+        if decided.status is not ApprovalStatus.PENDING:  # answered meanwhile: it goes on from there
+            return lambda: host.engine.resume(ResumePoint(run, decided))
         message = f"waiting for a person: approval {asked[-1].id[:12]} (recorded after its driver stopped)"
         log_entry = LogEntry(run.run_id, now, "info", "run_waiting", message)
         # Parked without a lease: whoever sees the decision resumes it.
