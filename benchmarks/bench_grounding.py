@@ -1,8 +1,8 @@
 """What a grounding judge can see, what its request costs, and how well the anchor check decides.
 
 On the corpus (`benchmarks/corpus/`, format in its FORMAT.md) — realistic SRE investigations with
-the full text of every tool result and labelled claims — for each set (`tuning`, and `held-out`,
-which the code was never tuned on) this measures:
+the full text of every tool result and labelled claims — for each set (`tuning`, and `held-out` and
+`held-out-2`, which the code was never tuned on) this measures:
 
 - **visible evidence**: the share of true claims whose every evidence string appears whole in the
   judge's transcript at a budget of `grounding.max_trace_chars` per entry, with plain head
@@ -36,7 +36,7 @@ from vectorstep.prompts import prompt_template
 from vectorstep.templating import render_strict
 
 CORPUS = Path(__file__).parent / "corpus"
-SETS = ("tuning", "held-out")
+SETS = ("tuning", "held-out", "held-out-2")
 JUDGE_INSTRUCTIONS = Path(__file__).parents[1] / "samples" / "agents" / "grounding-judge" / "instructions.md"
 DECIDED_KINDS = ("number", "id", "timestamp")
 
