@@ -47,6 +47,9 @@ def found(claim: str, text: str) -> bool:
         ("p99 between 200-300ms", '{"p99_ms": [200, 300]}'),
         ("3.1-4.9% of requests failed", '{"low": 0.031, "high": 0.049}'),
         ("30–38/s rejected", "rejected 30/s, then 38/s"),
+        ("an 8 GiB heap", '"ES_JAVA_OPTS": "-Xms8g -Xmx8g"'),  # the JVM's sizes are glued to their flag
+        ("Metaspace capped at 256Mi", "-XX:MaxMetaspaceSize=256m"),
+        ("thread stacks of 512 KiB", "-Xss512k"),
     ],
     ids=lambda value: value[:24],
 )
@@ -68,6 +71,8 @@ def test_a_value_is_found_in_the_form_the_tool_wrote(claim: str, text: str) -> N
         ("the outage lasted 1h30m", '"outage_seconds": 5460'),
         ("ran for 9m42s", "elapsed 583s"),  # written to the second
         ("p99 between 200-300ms", '{"p99_ms": [200, 310]}'),  # both ends are claimed
+        ("an 8 GiB heap", "-Xmx4g"),
+        ("an 8 GiB heap", "-Xmx8"),  # a JVM size without its letter is bytes
         ("3.1-4.9% of requests failed", '{"low": 0.031, "high": 0.059}'),
     ],
     ids=lambda value: value[:24],

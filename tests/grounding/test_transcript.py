@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from vectorstep.domain.trace import TraceEvent, cap_text
 from vectorstep.grounding.anchors import statement_anchors
 from vectorstep.grounding.transcript import build_transcript
@@ -183,3 +185,44 @@ def test_a_trace_without_model_call_events_still_gives_a_transcript() -> None:
     ]
     transcript = build_transcript(trace, {}, ANSWER, max_chars=1500)
     assert transcript.entries == ('[1] call metrics__query {"q":"up"}', "[2] result of [1] metrics__query (ok): 1")
+
+
+PODS = [f"worker-{name}-5d8f7" for name in ("alpha", "bravo", "charlie", "delta", "echo")]
+BUSY = "\n".join(
+    f"2026-06-12T14:{minute:02d}:00Z INFO queue drained batch={minute} ok"
+    + (f"\n2026-06-12T14:{minute:02d}:30Z ERROR {PODS[minute // 12]} OOMKilled exit=137" if minute % 12 == 6 else "")
+    for minute in range(60)
+)
+QUIET = "\n".join(f"2026-06-12T13:{minute:02d}:00Z INFO deploy controller idle" for minute in range(60)).replace(
+    "13:30:00Z INFO deploy controller idle", "13:30:00Z INFO rolled out deploy 8f3a91c"
+)
+POOLED_ANSWER = {"confidence": 0.9, "summary": f"{', '.join(PODS)} were OOMKilled after deploy 8f3a91c"}
+
+
+def _results(*texts: str) -> tuple[list[TraceEvent], dict[str, str]]:
+    events = []
+    for number, text in enumerate(texts):
+        events.append(event("tool_call", 2 * number + 1, call_id=f"c{number}", name="logs__search", args={}))
+        events.append(event("tool_result", 2 * number + 2, call_id=f"c{number}", name="logs__search", content=text))
+    return events, {f"c{number}": text for number, text in enumerate(texts)}
+
+
+def test_a_result_whose_evidence_needs_more_room_gets_what_the_others_leave_unused() -> None:
+    budget = 420
+    alone = build_transcript(*_results(BUSY), POOLED_ANSWER, max_chars=budget)
+    together = build_transcript(*_results(BUSY, QUIET), POOLED_ANSWER, max_chars=budget)
+    assert sum(pod in alone.text for pod in PODS) < len(PODS)  # its own budget holds only some of them
+    assert all(pod in together.text for pod in PODS)  # the quiet result's spare room shows the rest
+    assert "rolled out deploy 8f3a91c" in together.text
+    shown = [shown for _, shown in together.shortened]
+    assert sum(map(len, shown)) <= 2 * budget  # never more in all than head truncation would show
+
+
+@pytest.mark.parametrize("budget", [200, 300, 420, 600, 900])
+@pytest.mark.parametrize("texts", [(BUSY,), (BUSY, QUIET), (BUSY, BUSY), (QUIET, BUSY, LOG)], ids=["1", "2", "2b", "3"])
+def test_lending_room_never_shows_more_in_all_than_head_truncation(budget: int, texts: tuple[str, ...]) -> None:
+    pooled = build_transcript(
+        *_results(*texts), POOLED_ANSWER | {"next_step_context": ANSWER["summary"]}, max_chars=budget
+    )
+    plain = build_transcript(*_results(*texts), POOLED_ANSWER, max_chars=budget, evidence_windows=False)
+    assert sum(len(shown) for _, shown in pooled.shortened) <= sum(len(shown) for _, shown in plain.shortened)

@@ -29,6 +29,8 @@ _INTERVAL = re.compile(  # 00:41:12.5, not the clock of a date-time (2024-06-11 
     r"(?<![\d:])(?<!\d-\d\d[ T])(?P<h>\d{2}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d+)?)(?![\d:]|\s?(?:Z|UTC|[+-]\d))"
 )
 _EVENT_COUNT = re.compile(r"\(x(\d+) over ")
+# JVM memory flags write a size glued to the flag, in one letter: -Xmx8g, -Xss512k, -XX:MaxMetaspaceSize=256m.
+_JVM_SIZE = re.compile(r"(?:-Xm[snx]|-Xss|-XX:\w*Size=)(?P<number>\d+)(?P<unit>[kKmMgGtT])(?![\w])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
 _WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
 # The key a bare figure is the value of may name its unit: durationMs, timeoutSeconds, size_bytes.
@@ -133,6 +135,10 @@ class ResultIndex:
         figures += [  # how often kubectl saw an event: (x14 over 46m)
             _Figure(match.start(1), match.end(1), (("plain", float(match.group(1))),), True)
             for match in _EVENT_COUNT.finditer(self.text)
+        ]
+        figures += [  # 8g of -Xmx8g is 8 GiB (the JVM counts in powers of 1024)
+            _Figure(match.start("number"), match.end(), (("bytes", _jvm_bytes(match)),), False)
+            for match in _JVM_SIZE.finditer(self.text)
         ]
         figures += [  # an interval as psql and kubectl print it: 00:41:12.5
             _Figure(match.start(), match.end(), (("seconds", _interval_seconds(match)),), False)
@@ -260,6 +266,10 @@ def _column_of(row: str, offset: int, header: str) -> int:
 
 def _interval_seconds(match: re.Match[str]) -> float:
     return int(match.group("h")) * 3600 + int(match.group("m")) * 60 + float(match.group("s"))
+
+
+def _jvm_bytes(match: re.Match[str]) -> float:
+    return int(match.group("number")) * 1024.0 ** ("kmgt".index(match.group("unit").lower()) + 1)
 
 
 def _go_seconds(match: re.Match[str]) -> float:

@@ -17,9 +17,10 @@ from typing import Any
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.grounding.anchors import Anchor
 from vectorstep.grounding.finding import ResultIndex
-from vectorstep.grounding.windows import answer_anchors, head_only, select_windows
+from vectorstep.grounding.windows import ResultWindows, answer_anchors, head_only
 
 ARGUMENTS_MAX_CHARS = 300
+MIN_LOAN = 40  # less unused room than this is not worth choosing windows again
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def build_transcript(
     truncated = cut_by_runtime = 0
     shortened: list[tuple[str, str]] = []
     result_entries: dict[int, str | None] = {}
+    shown_of = _shown_results(trace, full_results, denied, anchors, max_chars) if evidence_windows else {}
     for event in trace:
         if event.type == "tool_call":
             call_entry[event.call_id] = len(entries) + 1
@@ -68,7 +70,7 @@ def build_transcript(
         elif event.type == "tool_result" and event.call_id not in denied:
             whole = full_results.get(event.call_id or "")
             source = whole if whole is not None else event.content or ""
-            shown = select_windows(source, anchors, max_chars) if evidence_windows else head_only(source, max_chars)
+            shown = shown_of[id(event)] if evidence_windows else head_only(source, max_chars)
             runtime_cut = whole is None and event.was_capped
             cut = runtime_cut or shown != source
             truncated += cut
@@ -86,6 +88,36 @@ def build_transcript(
             truncated += shown != event.content
             entries.append(f"[{len(entries) + 1}] agent: {shown}")
     return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened), result_entries)
+
+
+def _shown_results(
+    trace: Sequence[TraceEvent],
+    full_results: Mapping[str, str],
+    denied: set[str | None],
+    anchors: list[Anchor],
+    max_chars: int,
+) -> dict[int, str]:
+    """What is shown of each tool result: its windows within `max_chars`, and then, for results that
+    still hide some of the answer's anchors (those hiding most first), the room the others left
+    unused — never more in all than `max_chars` of each result, which is what head truncation shows."""
+    sources = {
+        id(event): full_results.get(event.call_id or "") or event.content or ""
+        for event in trace
+        if event.type == "tool_result" and event.call_id not in denied
+    }
+    shown = {key: source for key, source in sources.items() if len(source) <= max_chars}
+    readers = {key: ResultWindows(source, anchors) for key, source in sources.items() if key not in shown}
+    hidden: dict[int, int] = {}
+    for key, reader in readers.items():
+        shown[key], hidden[key] = reader.choose(max_chars)
+    spare = sum(min(len(source), max_chars) - len(shown[key]) for key, source in sources.items())
+    for key in sorted((key for key in hidden if hidden[key]), key=lambda key: -hidden[key]):
+        if spare < MIN_LOAN:
+            break
+        wider, _ = readers[key].choose(len(shown[key]) + spare)
+        spare -= len(wider) - len(shown[key])
+        shown[key] = wider
+    return shown
 
 
 def _arguments(args: Mapping[str, Any] | None) -> str:

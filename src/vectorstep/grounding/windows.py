@@ -59,40 +59,54 @@ def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
     """`text` within `budget` characters: a small head, then the records that hold the anchors."""
     if len(text) <= budget:
         return text
-    shape = Shape(text)
-    chosen = _head(shape, budget)
-    length = _rendered_length(text, chosen)
-    units, weights = _units(shape, ResultIndex(text), anchors, budget)
-    covered: set[str] = set()
+    return ResultWindows(text, anchors).choose(budget)[0]
 
-    def score(unit: _Unit) -> float:
-        gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
-        cost = _added(chosen, unit.spans)
-        value = gain / (cost + 40)
-        # Budget is a ceiling, not a target: a record that adds only repeats or common words costs the
-        # judge more reading than it gives.
-        return value if value >= MIN_SCORE and length + cost <= budget else 0.0
 
-    # Lazy greedy: a unit's score only changes when something is chosen, so each round re-scores
-    # the best candidates only, until the best one's fresh score still leads.
-    queue = [(-score(unit), position) for position, unit in enumerate(units)]
-    heapq.heapify(queue)
-    while queue:
-        _, position = heapq.heappop(queue)
-        fresh = score(units[position])
-        if fresh <= 0:
-            continue
-        if queue and -fresh > queue[0][0] + 1e-12:
-            heapq.heappush(queue, (-fresh, position))
-            continue
-        attempt = _merge([*chosen, *units[position].spans])
-        attempt_length = _rendered_length(text, attempt)
-        if attempt_length <= budget:  # the estimate was close; the rendering decides
-            chosen, length = attempt, attempt_length
-            covered |= units[position].anchors
-    if not covered:
-        return head_only(text, budget)
-    return render(text, chosen)
+class ResultWindows:
+    """One long result, read once (its shape, where the anchors are), its windows chosen for any budget."""
+
+    def __init__(self, text: str, anchors: Sequence[Anchor]) -> None:
+        self.text = text
+        self._anchors = anchors
+        self._shape = Shape(text)
+        self._index = ResultIndex(text)
+
+    def choose(self, budget: int) -> tuple[str, int]:
+        """What is shown within `budget`, and how many of the anchors found in the result it leaves out."""
+        text, shape = self.text, self._shape
+        chosen = _head(shape, budget)
+        length = _rendered_length(text, chosen)
+        units, weights = _units(shape, self._index, self._anchors, budget)
+        covered: set[str] = set()
+
+        def score(unit: _Unit) -> float:
+            gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
+            cost = _added(chosen, unit.spans)
+            value = gain / (cost + 40)
+            # Budget is a ceiling, not a target: a record that adds only repeats or common words costs the
+            # judge more reading than it gives.
+            return value if value >= MIN_SCORE and length + cost <= budget else 0.0
+
+        # Lazy greedy: a unit's score only changes when something is chosen, so each round re-scores
+        # the best candidates only, until the best one's fresh score still leads.
+        queue = [(-score(unit), position) for position, unit in enumerate(units)]
+        heapq.heapify(queue)
+        while queue:
+            _, position = heapq.heappop(queue)
+            fresh = score(units[position])
+            if fresh <= 0:
+                continue
+            if queue and -fresh > queue[0][0] + 1e-12:
+                heapq.heappush(queue, (-fresh, position))
+                continue
+            attempt = _merge([*chosen, *units[position].spans])
+            attempt_length = _rendered_length(text, attempt)
+            if attempt_length <= budget:  # the estimate was close; the rendering decides
+                chosen, length = attempt, attempt_length
+                covered |= units[position].anchors
+        if not covered:
+            return head_only(text, budget), len(weights)
+        return render(text, chosen), sum(1 for key in weights if key not in covered)
 
 
 def _added(chosen: list[Span], spans: list[Span]) -> int:
