@@ -14,6 +14,7 @@ Exceptions are for things that stop a piece of work::
     │   └── AgentRuntimeError  the agent runtime could not finish the turn
     ├── ToolError              an MCP server could not be reached or started
     ├── DuplicateRunError      the same event already has a run (dedup): carries that run's id
+    ├── RequestRefused         a request asks what cannot be done here, and says why (HTTP 400, CLI exit 2)
     └── StoreError             the database could not do what was asked
         └── NotFoundError      no such run / approval
 """
@@ -145,6 +146,10 @@ class DuplicateRunError(VectorStepError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"deduplicated: run {run_id} handles this event")
         self.run_id = run_id
+
+
+class RequestRefused(VectorStepError):
+    """A well-formed request that cannot be carried out as asked (a replay of an agent not declared safe, say)."""
 
 
 class StoreError(VectorStepError):

@@ -14,6 +14,7 @@ from vectorstep.cli.demo import demo_command
 from vectorstep.cli.gateway import gateway_group
 from vectorstep.cli.init import init_command
 from vectorstep.cli.mark import mark_command
+from vectorstep.cli.replay import replay_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
@@ -43,6 +44,7 @@ cli.add_command(mark_command)
 cli.add_command(calibration_group)
 cli.add_command(init_command)
 cli.add_command(tools_group)
+cli.add_command(replay_command)
 runs_group.add_command(resume_command)
 
 

@@ -16,7 +16,15 @@ from vectorstep.cli.output import Output
 from vectorstep.domain.events import RUN_LOGGER
 from vectorstep.domain.secrets import SECRETS
 from vectorstep.domain.status import EXIT_INVALID_INPUT
-from vectorstep.errors import ConfigError, DatabaseUnreachable, NotFoundError, PayloadError, StoreError, VectorStepError
+from vectorstep.errors import (
+    ConfigError,
+    DatabaseUnreachable,
+    NotFoundError,
+    PayloadError,
+    RequestRefused,
+    StoreError,
+    VectorStepError,
+)
 from vectorstep.spec.settings import Settings, find_config, load_settings, redact_url
 from vectorstep.store.database import Database, connect
 from vectorstep.store.migrate import upgrade
@@ -84,7 +92,7 @@ def reports_errors(command: Callable[P, int | None]) -> Callable[P, None]:
             for problem in error.problems:
                 errors.line(str(problem), style="red")
             raise SystemExit(EXIT_INVALID_INPUT) from None
-        except (PayloadError, NotFoundError, DatabaseUnreachable) as error:
+        except (PayloadError, NotFoundError, DatabaseUnreachable, RequestRefused) as error:
             errors.line(f"error: {error}", style="red")
             raise SystemExit(EXIT_INVALID_INPUT) from None
         except VectorStepError as error:

@@ -247,6 +247,13 @@ class CalibrationSettingsSpec(SpecModel):
     confidence: float = Field(default=0.9, gt=0.5, lt=1)
 
 
+class ReplaySettingsSpec(SpecModel):
+    # Replaying an agent runs its tools again: only agents whose tools only read may be replayed.
+    safe_agents: list[str] = Field(default_factory=list)
+    max_concurrency: int = Field(default=4, ge=1, le=64)  # samples answered at once
+    max_samples: int = Field(default=200, ge=1, le=10_000)  # the largest `-k`
+
+
 class PriceMatchSpec(SpecModel):
     provider: str | None = None
     model: str | None = None
@@ -320,6 +327,7 @@ class ServiceSpec(SpecModel):
     dedup: ServiceDedupSpec = Field(default_factory=ServiceDedupSpec)
     concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec)
     calibration: CalibrationSettingsSpec = Field(default_factory=CalibrationSettingsSpec)
+    replay: ReplaySettingsSpec = Field(default_factory=ReplaySettingsSpec)
     pricing: PricingSpec = Field(default_factory=PricingSpec)
     server: ServerSpec = Field(default_factory=ServerSpec)
     intake: IntakeSpec = Field(default_factory=IntakeSpec)

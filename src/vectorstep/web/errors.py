@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from vectorstep.domain.secrets import SECRETS
-from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem
+from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem, RequestRefused
 from vectorstep.web.limits import BodyTooLarge, too_large_detail
 from vectorstep.web.ui.render import error_page
 
@@ -32,6 +32,10 @@ def _answer(request: Request, status: int, error: str, detail: str, **extra: Any
 
 async def _payload(request: Request, error: Exception) -> Response:
     return _answer(request, 400, "bad_payload", str(error))
+
+
+async def _refused(request: Request, error: Exception) -> Response:
+    return _answer(request, 400, "refused", str(error))
 
 
 async def _config(request: Request, error: Exception) -> Response:
@@ -60,4 +64,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PayloadError, _payload)
     app.add_exception_handler(ConfigError, _config)
     app.add_exception_handler(NotFoundError, _not_found)
+    app.add_exception_handler(RequestRefused, _refused)
     app.add_exception_handler(BodyTooLarge, _too_large)

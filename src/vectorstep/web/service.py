@@ -12,9 +12,11 @@ import logging
 from vectorstep.clock import Clock
 from vectorstep.dispatch.host import Dispatcher, RunHost
 from vectorstep.dispatch.inline import InlineDispatcher
+from vectorstep.dispatch.replay import ReplayDesk
 from vectorstep.spec.settings import Settings
 from vectorstep.store.feedback import FeedbackRepository, Mark
 from vectorstep.store.migrate import upgrade
+from vectorstep.store.replay import ReplayRepository
 from vectorstep.store.sessions import SessionRepository
 from vectorstep.web.live import LiveEvents
 
@@ -38,6 +40,7 @@ class Service(RunHost):
         super().__init__(settings, dispatcher, clock=clock, role="serve")
         self.feedback = FeedbackRepository(self.database)
         self.sessions = SessionRepository(self.database)
+        self.replays = ReplayDesk(lambda: self.project, lambda: self.engine, ReplayRepository(self.database))
         for token in settings.spec.auth.tokens:
             if "role" not in token.model_fields_set:
                 log.warning("auth token %s has no `role`: it may only post events (role intake)", token.name)
@@ -47,6 +50,7 @@ class Service(RunHost):
         await super().start()
 
     async def stop(self) -> None:
+        await self.replays.stop()
         await self.live.close()
         await super().stop()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from vectorstep.web.api import approvals, calibration, pipelines, runs
+from vectorstep.web.api import approvals, calibration, pipelines, replays, runs
 from vectorstep.web.deps import api_principal
 
 router = APIRouter(prefix="/api", dependencies=[Depends(api_principal)])
@@ -12,3 +12,4 @@ router.include_router(runs.router)
 router.include_router(approvals.router)
 router.include_router(pipelines.router)
 router.include_router(calibration.router)
+router.include_router(replays.router)
