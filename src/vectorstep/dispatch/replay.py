@@ -90,7 +90,8 @@ def split_address(address: str) -> tuple[str, str]:
     return pipeline, step
 
 
-def _plans(project: Project, pipeline: str) -> dict[str, StepPlan]:
+def step_plans(project: Project, pipeline: str) -> dict[str, StepPlan]:
+    """The pipeline's sequential steps and branches by address (a fan-out's items are not replayed)."""
     loaded = project.pipelines.get(pipeline)
     if loaded is None:
         raise NotFoundError(f"no pipeline {pipeline!r}{did_you_mean(pipeline, sorted(project.pipelines))}")
@@ -108,8 +109,12 @@ def _plans(project: Project, pipeline: str) -> dict[str, StepPlan]:
     return plans
 
 
+def replayable_steps(project: Project, pipeline: str) -> list[str]:
+    return [address for address, plan in step_plans(project, pipeline).items() if plan.work.executor in AGENT_EXECUTORS]
+
+
 def _plan(project: Project, pipeline: str, step: str) -> StepPlan:
-    plans = _plans(project, pipeline)
+    plans = step_plans(project, pipeline)
     plan = plans.get(step)
     if plan is None:
         raise NotFoundError(

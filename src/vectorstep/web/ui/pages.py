@@ -79,7 +79,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(SignInRequired, _sign_in)
 
 
-async def _form(request: Request) -> dict[str, str]:
+async def form_values(request: Request) -> dict[str, str]:
     form = await request.form()
     values = {key: value for key, value in form.items() if isinstance(value, str)}
     check_csrf(request, values.get("csrf"))
@@ -98,7 +98,7 @@ async def login_page(request: Request, next: str = "/ui/") -> Response:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> Response:
-    values = await _form(request)
+    values = await form_values(request)
     auth, service = auth_of(request), service_of(request)
     token = auth.check_token(values.get("token", "").strip())
     target = _local(values.get("next", "/ui/"))
@@ -118,7 +118,7 @@ async def login(request: Request) -> Response:
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
-    await _form(request)
+    await form_values(request)
     found = auth_of(request).session_token(request.session.get(SESSION_KEY))
     if found is not None:  # ended for every copy of the cookie, in every process
         service = service_of(request)
@@ -246,7 +246,7 @@ def _event(kind: str) -> str:
 
 @router.post("/runs/{run_id}/feedback", response_class=HTMLResponse)
 async def mark(request: Request, run_id: str, principal: Marker) -> Response:
-    values = await _form(request)
+    values = await form_values(request)
     label = values.get("label", "")
     if label not in LABELS:
         raise PayloadError(f"a mark is one of: {', '.join(LABELS)}")
@@ -302,7 +302,7 @@ async def approval_page(request: Request, approval_id: str, principal: Reader, d
 
 @router.post("/approvals/{approval_id}/decide")
 async def decide(request: Request, approval_id: str, principal: Decider) -> Response:
-    values = await _form(request)
+    values = await form_values(request)
     decision = values.get("decision")
     if decision not in ("approve", "reject"):
         raise PayloadError("the decision is approve or reject")
@@ -354,14 +354,14 @@ async def pipeline_page(request: Request, name: str, principal: Reader) -> Respo
 
 @router.post("/pipelines/reload")
 async def reload(request: Request, _: Reloader) -> Response:
-    await _form(request)
+    await form_values(request)
     problems = await service_of(request).reload(announce=True)
     return RedirectResponse(f"/ui/pipelines?reloaded={len(problems)}", status_code=303)
 
 
 @router.post("/pipelines/{name}/run")
 async def run_now(request: Request, name: str, principal: Runner) -> Response:
-    values = await _form(request)
+    values = await form_values(request)
     service = service_of(request)
     loaded = visible_pipeline(service, principal, name)
     context = manual_context(
