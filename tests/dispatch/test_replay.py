@@ -379,3 +379,11 @@ def test_the_api_starts_a_replay_follows_it_and_lists_it(tmp_path: Path) -> None
             assert viewer.get("/api/replays/nope").status_code == 404
     finally:
         served.stop()
+
+
+def test_a_safe_agent_that_does_not_exist_is_a_located_problem(tmp_path: Path) -> None:
+    project = replay_project(tmp_path, safe=["classifier", "clasifier-v2"])
+    result = run_cli("validate", ".", cwd=project.root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "vectorstep.yaml:" in result.stdout and "replay.safe_agents[1]: no agent 'clasifier-v2'" in result.stdout
+    assert "did you mean 'classifier-v2'?" in result.stdout

@@ -131,6 +131,13 @@ def check_agents(agents: Mapping[str, AgentDefinition], settings: Settings) -> l
                         f" (configured: {', '.join(servers) or 'none'})",
                     )
                 )
+    for index, name in enumerate(settings.spec.replay.safe_agents):
+        if name not in agents:
+            problems.append(
+                settings.problem(
+                    ("replay", "safe_agents", index), f"no agent {name!r}{did_you_mean(name, sorted(agents))}"
+                )
+            )
     return problems
 
 
