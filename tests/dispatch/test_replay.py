@@ -42,7 +42,9 @@ HISTORY = [
 ]
 
 
-def replay_project(root: Path, *, safe: list[str] | None = None, settings: dict[str, Any] | None = None) -> ProjectDir:
+def replay_project(
+    root: Path, *, safe: list[str] | None = None, settings: dict[str, Any] | None = None, database: str | None = None
+) -> ProjectDir:
     project = ProjectDir(root)
     project.agent(
         "classifier",
@@ -79,7 +81,7 @@ def replay_project(root: Path, *, safe: list[str] | None = None, settings: dict[
     )
     project.settings(
         {
-            "database": {"url": f"sqlite:///{root / 'vectorstep.db'}"},
+            "database": {"url": database or f"sqlite:///{root / 'vectorstep.db'}"},
             "replay": {"safe_agents": ["classifier", "classifier-v2"] if safe is None else safe},
             **(settings or {}),
         }
@@ -387,3 +389,31 @@ def test_a_safe_agent_that_does_not_exist_is_a_located_problem(tmp_path: Path) -
     assert result.returncode == 2, result.stdout + result.stderr
     assert "vectorstep.yaml:" in result.stdout and "replay.safe_agents[1]: no agent 'clasifier-v2'" in result.stdout
     assert "did you mean 'classifier-v2'?" in result.stdout
+
+
+async def test_a_replay_reads_and_stores_its_batch_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    project = replay_project(tmp_path, database=postgres_url)
+    await seed(project, HISTORY[3:])
+    result = replay(project, "triage/classify", "--candidate-agent", "classifier-v2", "-k", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    # The two newest marked executions: web-4 (marked correct) and web-2 (marked incorrect), newest first.
+    assert [sample["recorded"]["label"] for sample in report["samples"]] == [1.0, 0.0]
+    assert report["totals"]["accuracy"]["candidate"] == 0.0 and report["labelled"] == 1
+    listed = run_cli("runs", "list", "--json", cwd=project.root)
+    assert [run["source"] for run in json.loads(listed.stdout)].count("replay") == 1
+
+
+async def test_a_sample_whose_prompt_was_not_stored_is_unreplayable_and_says_why(tmp_path: Path) -> None:
+    import sqlite3
+
+    project = replay_project(tmp_path)
+    run_ids = await seed(project, HISTORY[:2])
+    with sqlite3.connect(tmp_path / "vectorstep.db") as connection:
+        connection.execute("UPDATE pipeline_steps SET prompt = NULL WHERE run_id = ?", (run_ids[0],))
+    result = replay(project, "triage/classify", "--candidate-agent", "classifier-v2", "--json")
+    assert result.returncode == 0, result.stderr
+    by_run = {sample["run_id"]: sample["candidate"] for sample in json.loads(result.stdout)["samples"]}
+    assert by_run[run_ids[0]]["status"] == "unreplayable"
+    assert by_run[run_ids[0]]["error"] == "the recorded execution has no prompt (its prompt was not stored)"
+    assert by_run[run_ids[1]]["status"] == "completed"
