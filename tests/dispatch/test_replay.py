@@ -417,3 +417,19 @@ async def test_a_sample_whose_prompt_was_not_stored_is_unreplayable_and_says_why
     assert by_run[run_ids[0]]["status"] == "unreplayable"
     assert by_run[run_ids[0]]["error"] == "the recorded execution has no prompt (its prompt was not stored)"
     assert by_run[run_ids[1]]["status"] == "completed"
+
+
+async def test_a_stored_context_that_cannot_be_read_back_makes_its_sample_unreplayable(tmp_path: Path) -> None:
+    import sqlite3
+
+    project = replay_project(tmp_path)
+    run_ids = await seed(project, HISTORY[:2])
+    with sqlite3.connect(tmp_path / "vectorstep.db") as connection:
+        connection.execute("UPDATE pipeline_runs SET context = ? WHERE id = ?", ('{"received_at": "soon"}', run_ids[0]))
+    (tmp_path / "p.txt").write_text("Is this disk? {{ context.summary }}", encoding="utf-8")
+    result = replay(project, "triage/classify", "--candidate-prompt", "p.txt", "--json")
+    assert result.returncode == 0, result.stderr
+    by_run = {sample["run_id"]: sample["candidate"] for sample in json.loads(result.stdout)["samples"]}
+    assert by_run[run_ids[0]]["status"] == "unreplayable"
+    assert by_run[run_ids[0]]["error"].startswith("the recorded run's context cannot be read back")
+    assert by_run[run_ids[1]]["status"] == "completed"

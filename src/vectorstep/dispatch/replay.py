@@ -15,7 +15,16 @@ from typing import Any
 
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
-from vectorstep.domain.replay import Candidate, ReplayMode, ReplayReport, Sample, replay_report, report_json
+from vectorstep.domain.replay import (
+    Candidate,
+    CandidateResult,
+    RecordedExecution,
+    ReplayMode,
+    ReplayReport,
+    Sample,
+    replay_report,
+    report_json,
+)
 from vectorstep.domain.status import RunStatus
 from vectorstep.engine.primary import prompt_hash
 from vectorstep.engine.replay import ReplayTarget, candidate_work, left_out_checks, replay_sample
@@ -226,7 +235,7 @@ async def run_replay(
 
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(number: int, recorded: Any) -> tuple[Sample, StepRecord | None]:
+    async def one(number: int, recorded: RecordedExecution) -> tuple[Sample, StepRecord | None]:
         name = f"sample-{number:02d}"
         plan = replace(target.plan, index=number, work=work, when=None)
         env = StepEnvironment(
@@ -241,7 +250,11 @@ async def run_replay(
             workdir=engine.project.settings.base_dir,
         )
         async with gate:
-            result, evaluation = await replay_sample(target, recorded, plan, env, recorded_as=name)
+            try:
+                result, evaluation = await replay_sample(target, recorded, plan, env, recorded_as=name)
+            except Exception as error:  # one sample that breaks is that sample's failure, not the batch's
+                reason = f"the sample could not be answered: {type(error).__name__}: {error}"
+                result, evaluation = CandidateResult(status="failed", error=reason, step_name=name), None
         sample = Sample(recorded, result)
         if on_sample is not None:
             on_sample(sample)
