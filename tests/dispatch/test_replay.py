@@ -136,6 +136,10 @@ async def test_a_candidate_agent_is_measured_on_the_marked_history_and_stored_as
     escalation = report["totals"]["escalation_rate"]  # threshold 0.85: the cpu answers (0.8) escalated
     assert escalation["recorded"] == pytest.approx(0.5) and escalation["candidate"] == 0.0
     assert escalation["interval"] is not None and escalation["interval"][1] <= 0.0
+    # The candidate lets everything through: also the two answers a person marked incorrect.
+    on_incorrect, on_correct = report["totals"]["escalation_on_incorrect"], report["totals"]["escalation_on_correct"]
+    assert (on_incorrect["recorded"], on_incorrect["candidate"], on_incorrect["n"]) == (1.0, 0.0, 2)
+    assert (on_correct["recorded"], on_correct["candidate"], on_correct["n"]) == (0.25, 0.0, 4)
     assert report["human_checks_left_out"] == ["ok-by-oncall"]
     assert all(sample["candidate"]["deterministic_passed"] is True for sample in report["samples"])
 
@@ -155,7 +159,7 @@ async def test_the_human_report_names_every_measure_and_where_the_batch_is(tmp_p
     await seed(project)
     result = replay(project, "triage/classify", "--candidate-agent", "classifier-v2", "-k", "3")
     assert result.returncode == 0, result.stderr
-    for words in ("accuracy", "mean trust", "escalation rate (threshold 0.85)", "cost per sample", "latency", "[3/3]"):
+    for words in ("accuracy", "mean trust", "escalation rate (threshold 0.85)", "marked incorrect", "latency", "[3/3]"):
         assert words in result.stdout + result.stderr
     assert "human checks not asked in a replay: ok-by-oncall" in result.stdout
     assert "stored as testing run replay-" in result.stdout

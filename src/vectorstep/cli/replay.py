@@ -148,6 +148,8 @@ def print_report(out: Output, outcome: ReplayOutcome) -> None:
         "accuracy": ("accuracy", 2),
         "mean_trust": ("mean trust", 2),
         "escalation_rate": (f"escalation rate (threshold {document['threshold']:.2f})", 2),
+        "escalation_on_incorrect": ("  of answers marked incorrect (higher is better)", 2),
+        "escalation_on_correct": ("  of answers marked correct (lower is better)", 2),
         "cost": ("cost per sample (USD)", 4),
         "latency_ms": ("latency per sample (ms)", 0),
     }

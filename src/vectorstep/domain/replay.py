@@ -202,6 +202,18 @@ def replay_report(samples: Sequence[Sample], threshold: float) -> ReplayReport:
             lambda s: escalated(s.recorded.combined_trust, threshold),
             lambda s: escalated(candidate_trust(s), threshold),
         ),
+        # Trust that tells good work from bad: held back where the recorded answer was marked wrong, let
+        # through where it was marked right.
+        "escalation_on_incorrect": compare(
+            [s for s in samples if s.recorded.label == 0.0],
+            lambda s: escalated(s.recorded.combined_trust, threshold),
+            lambda s: escalated(candidate_trust(s), threshold),
+        ),
+        "escalation_on_correct": compare(
+            [s for s in samples if s.recorded.label == 1.0],
+            lambda s: escalated(s.recorded.combined_trust, threshold),
+            lambda s: escalated(candidate_trust(s), threshold),
+        ),
         "cost": compare(samples, lambda s: s.recorded.cost, lambda s: s.candidate.cost),
         "latency_ms": compare(samples, lambda s: s.recorded.duration_ms, lambda s: s.candidate.duration_ms),
     }

@@ -21,6 +21,8 @@ MEASURES = [
     ("accuracy", "Accuracy", 2),
     ("mean_trust", "Mean trust", 2),
     ("escalation_rate", "Escalation rate", 2),
+    ("escalation_on_incorrect", "… of answers marked incorrect (higher is better)", 2),
+    ("escalation_on_correct", "… of answers marked correct (lower is better)", 2),
     ("cost", "Cost per sample (USD)", 4),
     ("latency_ms", "Latency per sample (ms)", 0),
 ]
