@@ -98,17 +98,23 @@ def test_the_last_object_is_read_whole_even_when_it_nests_objects() -> None:
 
 
 def test_a_schema_error_names_every_field_that_is_wrong_by_its_path() -> None:
-    answer = '{"confidence": 2, "summary": "s", "next_step_context": "", "artifacts": {"runbook": 1}}'
+    answer = '{"confidence": 2, "summary": "s", "next_step_context": "", "reasoning": {"claims": []}, "proceed": 1}'
     with pytest.raises(LLMSchemaError) as raised:
         parse_llm_output(answer)
     assert str(raised.value) == (
         "the agent's JSON is not a valid step answer: confidence: Input should be less than or equal to 1; "
-        "artifacts.runbook: Input should be a valid string"
+        "proceed: Input should be a valid boolean"
     )
     assert [(error["loc"], error["msg"], error["type"]) for error in raised.value.errors] == [
         (["confidence"], "Input should be less than or equal to 1", "less_than_equal"),
-        (["artifacts", "runbook"], "Input should be a valid string", "string_type"),
+        (["proceed"], "Input should be a valid boolean", "bool_type"),
     ]
+
+
+def test_an_artifact_that_is_not_text_does_not_fail_the_answer() -> None:
+    # It is left out, with a warning, when the step is recorded (domain.artifacts).
+    answer = '{"confidence": 0.5, "summary": "s", "next_step_context": "", "artifacts": {"runbook": 1, "a": "t"}}'
+    assert parse_llm_output(answer).artifacts == {"runbook": 1, "a": "t"}
 
 
 def test_a_fenced_answer_wins_over_an_example_written_after_it() -> None:

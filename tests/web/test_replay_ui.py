@@ -46,9 +46,9 @@ def test_a_replay_started_from_the_form_ends_in_its_report(replay_page: tuple[Pa
     page.get_by_label("Agent or model").fill("classifier-v2")
     page.get_by_role("button", name="Replay").click()
     expect(page).to_have_url(re.compile(r"/ui/replays/replay-"))
-    expect(
-        page.get_by_role("heading", name="Replay of triage/classify: agent classifier-v2")
-    ).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("heading", name="Replay of triage/classify: agent classifier-v2")).to_be_visible(
+        timeout=20_000
+    )
     accuracy = page.locator("#replay-totals tr[data-measure=accuracy]")
     # Recorded: the three disk answers and one cpu answer marked correct; the candidate departs from the cpu one.
     expect(accuracy).to_contain_text("1.00")

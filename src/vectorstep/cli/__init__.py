@@ -14,12 +14,14 @@ from vectorstep.cli.demo import demo_command
 from vectorstep.cli.gateway import gateway_group
 from vectorstep.cli.init import init_command
 from vectorstep.cli.mark import mark_command
+from vectorstep.cli.readiness import readiness_command
 from vectorstep.cli.replay import replay_command
 from vectorstep.cli.run import run_command
 from vectorstep.cli.runs import runs_group
 from vectorstep.cli.serve import serve_command
 from vectorstep.cli.tools import tools_group
 from vectorstep.cli.validate import validate_command
+from vectorstep.cli.versions import versions_command
 from vectorstep.cli.worker import worker_command
 
 
@@ -42,6 +44,8 @@ cli.add_command(worker_command)
 cli.add_command(gateway_group)
 cli.add_command(mark_command)
 cli.add_command(calibration_group)
+cli.add_command(versions_command)
+cli.add_command(readiness_command)
 cli.add_command(init_command)
 cli.add_command(tools_group)
 cli.add_command(replay_command)

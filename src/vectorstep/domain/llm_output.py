@@ -25,7 +25,9 @@ class LLMOutput(BaseModel):
     proceed: StrictBool = True
     proceed_reason: str | None = None
     reasoning: dict[str, Any] | None = None
-    artifacts: dict[str, str] | None = None
+    # Each value is checked by `domain.artifacts` when the step is recorded: one that is not text is
+    # left out with a warning there, so a stray value never fails the whole answer.
+    artifacts: dict[str, Any] | None = None
 
     @field_validator("confidence", mode="before")
     @classmethod

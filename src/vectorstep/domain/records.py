@@ -8,8 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from vectorstep.domain.approvals import Approval
+from vectorstep.domain.artifacts import Artifact
 from vectorstep.domain.status import RunStatus, StepStatus
 from vectorstep.domain.trace import TraceEvent
+
+
+@dataclass(frozen=True)
+class VersionTexts:
+    """The texts a step ran with, for version history: written once per version, never per step."""
+
+    prompt_template: str | None = None  # what `prompt_hash` identifies
+    agent_definition: str | None = None  # what `agent_version` identifies (None: not known here)
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,11 @@ class StepRecord:
     error: str | None = None
     warnings: Sequence[str] = ()
     gate_outcome: str | None = None
+    # Kept beside the step's row, not in it (so a record read back from the store has neither):
+    # the texts of its versions (see store/versions.py), and its artifacts' texts, which `output`
+    # refers to by name.
+    version_texts: VersionTexts | None = field(default=None, compare=False, repr=False)
+    artifacts: Sequence[Artifact] = field(default=(), compare=False, repr=False)
 
     @property
     def total_input_tokens(self) -> int:

@@ -22,6 +22,7 @@ from vectorstep.approvals.desk import ApprovalDesk, Interaction
 from vectorstep.approvals.gate import HumanGate, RunParked
 from vectorstep.clock import Clock
 from vectorstep.domain.approvals import Approval
+from vectorstep.domain.artifacts import ArtifactLimits
 from vectorstep.domain.calibration import CalibrationHistory
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import (
@@ -48,6 +49,7 @@ from vectorstep.engine.spent import Spent, over_budget
 from vectorstep.engine.step import StepEnvironment, StepEvaluation, StepPlan, evaluate_step
 from vectorstep.executors.pipeline import WaitingOnChild
 from vectorstep.executors.registry import ExecutorRegistry
+from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.snapshot import spec_from_snapshot, spec_snapshot
@@ -95,12 +97,16 @@ class Runner:
         calibration: CalibrationHistory | None = None,
         calibration_settings: CalibrationSettingsSpec | None = None,
         cancelled_runs_stay_running: bool = False,
+        artifact_limits: ArtifactLimits | None = None,
+        agents: Mapping[str, AgentDefinition] | None = None,
     ) -> None:
         """`cancelled_runs_stay_running`: a run this process stops driving (it shuts down) is left
         `running` for another worker to take up, instead of being marked `interrupted`."""
         self._hand_on = cancelled_runs_stay_running
         self._calibration = calibration
         self._calibration_settings = calibration_settings or CalibrationSettingsSpec()
+        self._artifact_limits = artifact_limits or ArtifactLimits()
+        self._agents = agents or {}
         self._executors = executors
         self._clock = clock
         self._pricing = pricing
@@ -341,6 +347,8 @@ class Runner:
             workdir=self._workdir,
             calibration=self._calibration,
             calibration_settings=self._calibration_settings,
+            artifact_limits=self._artifact_limits,
+            agents=self._agents,
         )
 
     def _gate(self, run_id: str) -> HumanGate:

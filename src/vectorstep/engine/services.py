@@ -9,6 +9,7 @@ import httpx
 
 from vectorstep.approvals.desk import ApprovalDesk, ApprovalStore, Interaction
 from vectorstep.clock import Clock, SystemClock
+from vectorstep.domain.artifacts import ArtifactLimits
 from vectorstep.domain.calibration import CalibrationHistory
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import Observers, RunObserver
@@ -95,6 +96,8 @@ class Engine:
             calibration=calibration,
             calibration_settings=service.calibration,
             cancelled_runs_stay_running=cancelled_runs_stay_running,
+            artifact_limits=ArtifactLimits(service.limits.max_artifact_bytes, service.limits.max_artifacts_per_step),
+            agents=project.agents,
         )
         children.start = self.runner.run
 

@@ -12,9 +12,10 @@ import httpx
 
 from vectorstep.approvals.gate import HumanGate
 from vectorstep.clock import Clock
+from vectorstep.domain.artifacts import ArtifactLimits, take_artifacts
 from vectorstep.domain.calibration import Bucket, CalibrationHistory
 from vectorstep.domain.execution import ExecutionResult
-from vectorstep.domain.records import StepRecord
+from vectorstep.domain.records import StepRecord, VersionTexts
 from vectorstep.domain.status import StepStatus
 from vectorstep.engine.checkpoint import restore, save_primary
 from vectorstep.engine.cost import cost_of
@@ -23,6 +24,7 @@ from vectorstep.engine.signals import Assessment, Progress, SideCallContext, ass
 from vectorstep.errors import ExecutorError, LLMParseError, LLMSchemaError, TemplateError
 from vectorstep.executors.registry import ExecutorRegistry
 from vectorstep.runtime.protocol import TraceListener
+from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.executor_config import GatewayConfig
 from vectorstep.spec.service import CalibrationSettingsSpec, PricingSpec
 from vectorstep.spec.steps import LoopUntilSpec, OnLowConfidence, StepSpec, TrustedWorkSpec
@@ -47,6 +49,9 @@ class StepEnvironment:
     workdir: Path | None = None
     calibration: CalibrationHistory | None = None  # the marked history, where a store is at hand
     calibration_settings: CalibrationSettingsSpec = field(default_factory=CalibrationSettingsSpec)
+    artifact_limits: ArtifactLimits = field(default_factory=ArtifactLimits)
+    # The loaded agents: the text of the version a step ran with, for version history.
+    agents: Mapping[str, AgentDefinition] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -283,7 +288,15 @@ class _RecordBuilder:
             fields["cost"] = cost_of(self.env.pricing, fields.get("provider"), self.primary.spent)
         if isinstance(executor_error, LLMParseError | LLMSchemaError):
             fields["raw_output"] = executor_error.raw_text  # the whole text, not the snippet in the message
+        if self.primary is not None:  # the prompt went out: its version (and the agent's) was used
+            fields["version_texts"] = self._version_texts(fields.get("agent"), fields.get("agent_version"))
         return StepEvaluation(StepRecord(**fields), warnings=self.warnings)
+
+    def _version_texts(self, agent: str | None, version: str | None) -> VersionTexts:
+        loaded = self.env.agents.get(agent) if agent else None
+        # The loaded agent is the one that ran only when its version says so (a remote gateway may differ).
+        definition = loaded.definition if loaded is not None and loaded.version == version else None
+        return VersionTexts(prompt_template=self.plan.work.prompt_template, agent_definition=definition)
 
     def decided(self, result: ExecutionResult, assessment: Assessment) -> StepEvaluation:
         decision = assessment.decision
@@ -292,8 +305,10 @@ class _RecordBuilder:
             status = status_for(decision, result.output.proceed)
         else:
             status = StepStatus.COMPLETED if result.output.proceed else StepStatus.STOPPED
+        taken = take_artifacts(result.output.as_context(), self.env.artifact_limits)
+        self.warnings.extend(taken.warnings)
         fields = self._base(status)
-        output = result.output.as_context()
+        output = taken.output  # later steps, the record and the UI carry references, not the texts
         fields.update(_attribution(assessment))
         fields.update(
             model=result.model,
@@ -301,6 +316,8 @@ class _RecordBuilder:
             agent_version=result.agent_version,
             raw_output=result.response_text,
             output=output,
+            artifacts=taken.artifacts,
+            version_texts=self._version_texts(fields["agent"], result.agent_version),
             confidence=decision.self_report,
             effective_confidence=decision.after_verifier,
             combined_trust=decision.combined_trust,

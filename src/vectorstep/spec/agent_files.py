@@ -31,6 +31,11 @@ class AgentDefinition:
     def file(self) -> str:
         return display_path(self.folder / "agent.yaml")
 
+    @property
+    def definition(self) -> str:
+        """The text of this version (what version history keeps and diffs)."""
+        return definition_text(self.spec, self.instructions, self.name)
+
     def problem(self, key_path: KeyPath, message: str) -> Problem:
         line = self.locations.locate(key_path).line if self.locations is not None else None
         return Problem(self.file, line, format_key_path(key_path), message)
@@ -46,16 +51,27 @@ def normalise_instructions(text: str) -> str:
     return "\n".join(lines)
 
 
-def agent_version(spec: AgentSpec, instructions: str, name: str) -> str:
-    """First 12 hex characters of SHA-256 over the canonical JSON of the settings and instructions.
-
-    The name is the folder's whether or not `name:` is written; a description changes nothing.
-    """
+def _hashed_settings(spec: AgentSpec, name: str) -> dict[str, object]:
+    """The settings the version hashes: the name is the folder's whether or not `name:` is written;
+    a description changes nothing."""
     settings = spec.model_dump(mode="json", exclude={"description"})
     settings["name"] = name
+    return settings
+
+
+def agent_version(spec: AgentSpec, instructions: str, name: str) -> str:
+    """First 12 hex characters of SHA-256 over the canonical JSON of the settings and instructions."""
+    settings = _hashed_settings(spec, name)
     settings["instructions"] = normalise_instructions(instructions)
     canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def definition_text(spec: AgentSpec, instructions: str, name: str) -> str:
+    """What the version hashes, laid out for reading and diffing: the settings as indented canonical
+    JSON, then the instructions (normalised)."""
+    settings = json.dumps(_hashed_settings(spec, name), sort_keys=True, indent=2, ensure_ascii=False)
+    return f"# settings (agent.yaml, as hashed)\n{settings}\n\n# instructions\n{normalise_instructions(instructions)}\n"
 
 
 def load_agent(folder: Path, *, environ: Mapping[str, str] | None = None) -> AgentDefinition:

@@ -91,6 +91,9 @@ def known_keys_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[st
         if current is None:
             return []
     current = _unwrap(current)
+    if get_origin(current) in (Union, UnionType):  # an optional block (`X | None`) accepts the keys of X
+        present = [member for member in get_args(current) if _unwrap(member) is not type(None)]
+        current = _unwrap(present[0]) if len(present) == 1 else current
     if isinstance(current, type) and issubclass(current, BaseModel):
         return sorted(field.alias or name for name, field in current.model_fields.items() if not field.exclude)
     return []

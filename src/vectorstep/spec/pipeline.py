@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from vectorstep.spec.base import RegexPattern, SpecModel
+from vectorstep.spec.readiness import ReadinessBlock, ReadinessSpec
 from vectorstep.spec.steps import FanOutItem, ParallelItem, PipelineItem, StepSpec
 
 Stage = Literal["testing", "production"]
@@ -122,6 +123,8 @@ class PipelineSpec(SpecModel):
     budget: BudgetSpec | None = None
     # None: the database's default (PostgreSQL: durable; SQLite: not); False: never durable.
     durable: DurableSpec | Literal[False] | None = None
+    # The house default of every step's promotion readiness (spec/readiness.py); advisory only.
+    readiness: ReadinessBlock = Field(default_factory=ReadinessSpec)
 
     @field_validator("notifications", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from vectorstep.domain.artifacts import DEFAULT_MAX_BYTES, DEFAULT_MAX_PER_STEP
 from vectorstep.spec.base import RegexPattern, SpecModel
 
 PYTHON_TOOL_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
@@ -91,6 +92,10 @@ class LimitsSpec(SpecModel):
     max_run_seconds: float | None = Field(default=None, gt=0)
     # How deep `executor: pipeline` may nest: a parent, its child, the child's child, …
     max_pipeline_depth: int = Field(default=5, ge=1, le=50)
+    # An answer's `artifacts` (docs/configuration.md#artifacts): one longer than this (UTF-8 bytes) is
+    # stored truncated, with a line saying so; beyond the count, the rest are left out with a warning.
+    max_artifact_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1024, le=67_108_864)
+    max_artifacts_per_step: int = Field(default=DEFAULT_MAX_PER_STEP, ge=0, le=1000)
 
 
 class ToolMatchSpec(SpecModel):

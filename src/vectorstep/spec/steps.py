@@ -8,6 +8,7 @@ from pydantic import Discriminator, Field, Tag, field_validator
 
 from vectorstep.spec.base import SpecModel
 from vectorstep.spec.executor_config import ExecutorBound, ExecutorConfig, ExecutorName, HttpMethod
+from vectorstep.spec.readiness import ReadinessBlock, ReadinessSpec
 from vectorstep.spec.trust_blocks import (
     CalibrationSpec,
     CheckSpec,
@@ -59,6 +60,7 @@ class TrustedWorkSpec(ExecutorBound):
     grounding: GroundingSpec | None = None
     deterministic_checks: list[CheckSpec] = Field(default_factory=list)
     calibration: CalibrationSpec | None = None
+    readiness: ReadinessBlock = Field(default_factory=ReadinessSpec)  # advisory (spec/readiness.py)
 
     @field_validator("deterministic_checks")
     @classmethod
@@ -108,6 +110,7 @@ class ParallelSpec(SpecModel):
     on_abort: str = "notify"
     timeout_seconds: float | None = Field(default=None, gt=0)
     when: str | None = None
+    readiness: ReadinessBlock = Field(default_factory=ReadinessSpec)  # for its branches (spec/readiness.py)
 
     @field_validator("steps")
     @classmethod

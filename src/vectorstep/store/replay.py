@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, Connection, Row, insert, select
 from vectorstep.domain.calibration import label_of
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.replay import RecordedExecution
+from vectorstep.store.artifacts import insert_artifacts
 from vectorstep.store.calibration_cells import latest_marks
 from vectorstep.store.database import Database
 from vectorstep.store.rows import log_row, step_row
@@ -88,6 +89,8 @@ class ReplayRepository:
             )
             if steps:
                 connection.execute(insert(pipeline_steps), [step_row(step) for step in steps])
+            for step in steps:  # a sample's versions are not entered in version history: it is not the step
+                insert_artifacts(connection, step)
             connection.execute(insert(pipeline_run_events), [log_row(entry) for entry in log])
 
         await self.database.write(work)

@@ -13,11 +13,13 @@ from sqlalchemy.exc import IntegrityError
 from vectorstep.domain.records import LogEntry, RunLink, RunRecord, StepRecord
 from vectorstep.domain.status import RUN_ENDED, RunStatus
 from vectorstep.errors import NotFoundError
+from vectorstep.store.artifacts import insert_artifacts
 from vectorstep.store.calibration_cells import count_new_step, step_columns
 from vectorstep.store.database import Database
 from vectorstep.store.dedup import claim_dedup
 from vectorstep.store.rows import log_entry, log_row, run_record, step_record, step_row
 from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
+from vectorstep.store.versions import record_versions
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ class RunRepository:
     async def append_log(self, log: LogEntry) -> None:
         await self.database.write(lambda connection: connection.execute(insert(pipeline_run_events), [log_row(log)]))
 
-    async def insert_step(self, record: StepRecord, log: LogEntry) -> None:
-        """The step's row and its log line, in one transaction: never half a step."""
+    async def insert_step(self, record: StepRecord, log: LogEntry, *, pipeline: str | None = None) -> None:
+        """The step's row, its artifacts, the versions it ran with and its log line, in one transaction:
+        never half a step. `pipeline`: the run's (looked up when not given)."""
 
         def work(connection: Connection) -> None:
             calibration = step_columns(connection, record)
@@ -94,6 +97,8 @@ class RunRepository:
                 )
             connection.execute(insert(pipeline_steps), [row])
             count_new_step(connection, calibration)
+            insert_artifacts(connection, record)
+            record_versions(connection, record, pipeline or _pipeline_of(connection, record.run_id))
             connection.execute(insert(pipeline_run_events), [log_row(log)])
 
         await self.database.write(work)
@@ -346,3 +351,7 @@ class RunRepository:
         return await self.database.read(
             lambda connection: int(connection.execute(select(func.count()).select_from(pipeline_runs)).scalar_one())
         )
+
+
+def _pipeline_of(connection: Connection, run_id: str) -> str:
+    return str(connection.execute(select(pipeline_runs.c.pipeline_name).where(pipeline_runs.c.id == run_id)).scalar())

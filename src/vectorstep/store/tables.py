@@ -109,6 +109,7 @@ pipeline_steps = Table(
     Column("calibration_label", Float),
     UniqueConstraint("run_id", "step_name"),
     Index(None, "step_name", "agent_version", "prompt_hash"),
+    Index(None, "agent", "agent_version"),  # an agent's version history
 )
 
 # Per calibration bucket and cell of 0.01 of predicted trust: how many labelled production steps, and
@@ -202,4 +203,43 @@ ui_sessions = Table(
     Column("expires_at", UTCDateTime, nullable=False),
     Column("ended_at", UTCDateTime),
     Index(None, "expires_at"),
+)
+
+# Version history (docs/service.md#version-history): each prompt template a step ran with, and each
+# agent version, once, with its text (null: it ran before texts were kept) and when it was first and
+# last seen. The runs that used one are found through `pipeline_steps`.
+step_prompt_versions = Table(
+    "step_prompt_versions",
+    metadata,
+    Column("pipeline_name", String(200), primary_key=True),
+    Column("step_name", String(200), primary_key=True),
+    Column("prompt_hash", String(64), primary_key=True),
+    Column("template", StorableText),
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+)
+
+agent_versions = Table(
+    "agent_versions",
+    metadata,
+    Column("agent_name", String(200), primary_key=True),
+    Column("agent_version", String(32), primary_key=True),
+    Column("definition", StorableText),  # the settings as hashed (indented JSON), then the instructions
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+)
+
+# An answer's `artifacts`, beside its step (the step's `parsed_output` refers to them by name).
+step_artifacts = Table(
+    "step_artifacts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", String(200), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("size", Integer, nullable=False),  # bytes of the text the agent wrote
+    Column("truncated", Boolean, nullable=False),
+    Column("content", StorableText, nullable=False),  # as served: truncated, with its marker line, when `truncated`
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("run_id", "step_name", "name"),
 )

@@ -41,7 +41,7 @@ class StoreWriter:
         if isinstance(event, RunStarted):
             await self._started(event)
         elif isinstance(event, StepFinished):
-            await self._runs.insert_step(event.record, event.log)
+            await self._runs.insert_step(event.record, event.log, pipeline=event.pipeline)
         elif isinstance(event, StepStarted | RunLogged):
             await self._runs.append_log(event.log)
         elif isinstance(event, RunWaiting | RunResumed):

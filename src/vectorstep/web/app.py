@@ -36,6 +36,7 @@ from vectorstep.web.ui.calibration_pages import router as calibration_ui_router
 from vectorstep.web.ui.pages import install as install_sign_in
 from vectorstep.web.ui.pages import router as ui_router
 from vectorstep.web.ui.replay_pages import router as replay_ui_router
+from vectorstep.web.ui.version_pages import router as version_ui_router
 
 STATIC = Path(__file__).parent / "ui" / "static"
 SESSION_COOKIE = "vectorstep_session"
@@ -86,6 +87,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None, workers_inline
     app.include_router(ui_router)
     app.include_router(calibration_ui_router)
     app.include_router(replay_ui_router)
+    app.include_router(version_ui_router)
     app.include_router(docs_router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="static")
     app.mount(DOCS_ASSETS_PATH, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")

@@ -16,6 +16,7 @@ from vectorstep.domain.approvals import ApprovalStatus
 from vectorstep.domain.status import RunStatus
 from vectorstep.errors import NotFoundError, PayloadError
 from vectorstep.intake.generic import manual_context
+from vectorstep.readiness import pipeline_readiness
 from vectorstep.store.feedback import LABELS, Mark
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import LOCAL, SESSION_HOURS, SESSION_KEY, Action, Principal, check_csrf, principal_of
@@ -349,6 +350,9 @@ async def pipeline_page(request: Request, name: str, principal: Reader) -> Respo
         effective=effective,
         problems=service.blocked.get(name, []),
         recent=recent,
+        readiness=await pipeline_readiness(
+            loaded, service.project.agents, service.database, now=service.clock.now(), teams=principal.scope
+        ),
     )
 
 

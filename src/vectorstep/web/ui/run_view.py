@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vectorstep.domain.approvals import Approval, ApprovalStatus
+from vectorstep.domain.artifacts import references_of
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.store.feedback import Mark
 from vectorstep.web.ui.evidence_view import evidence_links
@@ -20,6 +21,7 @@ class StepView:
     trust: TrustView | None
     trace: list[TraceItem]
     tool_calls: int
+    artifacts: list[dict[str, Any]]  # the references its output holds: name, size, truncated
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ def _step_view(step: StepRecord) -> StepView:
     grounding = (step.trust_report or {}).get("grounding") or {}
     links, highlights = evidence_links(step.index, step.trace, grounding.get("claims") or [])
     tool_calls = sum(1 for event in step.trace if event.type == "tool_call")
-    return StepView(step, trust_view(step, links), trace_items(step.trace, step.index, highlights), tool_calls)
+    trace = trace_items(step.trace, step.index, highlights)
+    return StepView(step, trust_view(step, links), trace, tool_calls, references_of(step.output))
 
 
 def _running_step(run: RunRecord) -> str | None:
