@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import permutations
 from typing import Any
 
 import pytest
@@ -226,3 +227,95 @@ def test_lending_room_never_shows_more_in_all_than_head_truncation(budget: int, 
     )
     plain = build_transcript(*_results(*texts), POOLED_ANSWER, max_chars=budget, evidence_windows=False)
     assert sum(len(shown) for _, shown in pooled.shortened) <= sum(len(shown) for _, shown in plain.shortened)
+
+
+@pytest.mark.parametrize("evidence_windows", [True, False], ids=["windows", "head"])
+def test_a_result_the_runtime_capped_is_shown_whole_when_its_whole_was_kept_and_fits(evidence_windows: bool) -> None:
+    capped, original = cap_text(LOG, 3000)
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={}),
+        event("tool_result", 2, call_id="c1", name="logs__search", content=capped, original_chars=original),
+    ]
+    transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=len(LOG), evidence_windows=evidence_windows)
+    assert transcript.entries[1] == f"[2] result of [1] logs__search (ok): {LOG}"  # not the runtime's copy
+    assert transcript.truncated_events == 0 and transcript.cut_by_runtime == 0 and transcript.shortened == ()
+
+
+@pytest.mark.parametrize("evidence_windows", [True, False], ids=["windows", "head"])
+def test_a_result_the_runtime_capped_is_cut_from_its_whole_when_its_whole_was_kept(evidence_windows: bool) -> None:
+    capped, original = cap_text(LOG, 3000)  # the error line is past the runtime's cut
+    trace = [
+        event("tool_call", 1, call_id="c1", name="logs__search", args={}),
+        event("tool_result", 2, call_id="c1", name="logs__search", content=capped, original_chars=original),
+    ]
+    transcript = build_transcript(trace, {"c1": LOG}, ANSWER, max_chars=1000, evidence_windows=evidence_windows)
+    shown = transcript.entries[1].removeprefix("[2] result of [1] logs__search (ok): ")
+    assert transcript.truncated_events == 1 and transcript.cut_by_runtime == 0
+    assert transcript.shortened == ((LOG, shown),)  # what was cut is of the whole result: its markers count from it
+    # Windows find the error line in the whole result; head truncation hides it, and the transcript knows.
+    assert ("pod=checkout-7d9f6b5c4-x2kqp" in shown) is evidence_windows
+    assert transcript.hides(anchor("checkout-7d9f6b5c4-x2kqp")) is not evidence_windows
+
+
+OOM_PODS = {
+    "ingest": {6: "alpha", 18: "bravo", 30: "charlie", 42: "delta"},
+    "export": {10: "echo", 35: "foxtrot", 55: "golf"},
+    "audit": {50: "hotel"},  # one fact: its windows leave room unused
+}
+OOM_LOGS = {
+    service: "\n".join(
+        f"2026-06-12T14:{minute:02d}:00Z INFO {service} queue drained batch={minute} ok"
+        + (
+            f"\n2026-06-12T14:{minute:02d}:30Z ERROR worker-{pods[minute]}-5d8f7 OOMKilled exit=137"
+            if minute in pods
+            else ""
+        )
+        for minute in range(60)
+    )
+    for service, pods in OOM_PODS.items()
+}
+OOM_ANSWER = {
+    "confidence": 0.9,
+    "summary": ", ".join(f"worker-{pod}-5d8f7" for pods in OOM_PODS.values() for pod in pods.values())
+    + " were OOMKilled",
+}
+
+
+@pytest.mark.parametrize("order", list(permutations(OOM_LOGS)), ids="-".join)  # whatever their order in the trace
+@pytest.mark.parametrize(
+    ("budget", "shown"),
+    [
+        # Alone, ingest's windows leave 2 of its pods out and export's 1: the room audit and they leave
+        # unused shows the rest of ingest's, not the rest of export's.
+        (300, {"ingest": ["alpha", "bravo", "charlie", "delta"], "export": ["echo", "golf"]}),
+        # Room for both: what ingest takes of it is no longer spare, and export gets the rest.
+        (350, {"ingest": ["alpha", "bravo", "charlie", "delta"], "export": ["echo", "foxtrot", "golf"]}),
+    ],
+    ids=["room-for-one", "room-for-both"],
+)
+def test_unused_room_goes_first_to_the_result_that_leaves_most_evidence_out(
+    budget: int, shown: dict[str, list[str]], order: tuple[str, ...]
+) -> None:
+    transcript = build_transcript(*_results(*(OOM_LOGS[service] for service in order)), OOM_ANSWER, max_chars=budget)
+    results = dict(zip(order, (entry for entry in transcript.entries if " result of " in entry), strict=True))
+    pods = {
+        service: [pod for pod in OOM_PODS[service].values() if f"worker-{pod}-5d8f7" in entry]
+        for service, entry in results.items()
+    }
+    assert pods == {**shown, "audit": ["hotel"]}
+    assert sum(len(text) for _, text in transcript.shortened) <= 3 * budget  # never more than head truncation
+
+
+@pytest.mark.parametrize(
+    ("budget", "pods"), [(350, ["alpha", "bravo"]), (420, ["alpha", "bravo", "delta"])], ids=["350", "420"]
+)
+def test_only_tool_results_lend_each_other_room(budget: int, pods: list[str]) -> None:
+    # The agent's own text is shown by head truncation within a budget of its own, and a call is not its
+    # result: neither has unused room to lend, though windows of the text or of the call's result would.
+    events, full_results = _results(OOM_LOGS["ingest"])
+    said = OOM_LOGS["audit"].replace(" INFO ", " noted: ")
+    trace = [*events, event("llm_call", 3, model="m"), event("text", 4, content=said), event("llm_call", 5, model="m")]
+    transcript = build_transcript(trace, full_results, OOM_ANSWER, max_chars=budget)
+    shown = transcript.entries[1].removeprefix("[2] result of [1] logs__search (ok): ")
+    assert len(shown) <= budget
+    assert [pod for pod in OOM_PODS["ingest"].values() if f"worker-{pod}-5d8f7" in shown] == pods

@@ -14,6 +14,7 @@ from vectorstep.grounding.windows import (
     FRAGMENT_CONTEXT,
     LEAF_MAX,
     MARKER_ESTIMATE,
+    ResultWindows,
     _added,
     answer_anchors,
     head_only,
@@ -352,3 +353,39 @@ def test_among_hundreds_of_candidate_records_the_rarest_evidence_is_kept() -> No
     lines.append("2024-06-11T14:59:00Z ERROR trace=ab12cd34ef upstream reset")  # the last of 241 candidates
     window = shown("\n".join(lines), f"{' '.join(keys)} and trace ab12cd34ef")
     assert "trace=ab12cd34ef" in window
+
+
+OOM_PODS = ["alpha", "bravo", "charlie", "delta"]
+OOM_LOG = "\n".join(
+    f"2026-06-12T14:{minute:02d}:00Z INFO ingest queue drained batch={minute} ok"
+    + (
+        f"\n2026-06-12T14:{minute:02d}:30Z ERROR worker-{OOM_PODS[minute // 12]}-5d8f7 OOMKilled exit=137"
+        if minute in (6, 18, 30, 42)
+        else ""
+    )
+    for minute in range(60)
+)
+
+
+@pytest.mark.parametrize(
+    ("budget", "pods", "left_out"),
+    [
+        (150, [], 5),  # no record fits: the head alone, and all five found anchors are left out
+        (250, ["alpha"], 3),
+        (300, ["alpha", "bravo"], 2),
+        (420, ["alpha", "bravo", "delta"], 1),
+        (600, OOM_PODS, 0),
+    ],
+    ids=["head-only", "one-record", "two-records", "three-records", "all"],
+)
+def test_a_result_s_windows_say_how_many_of_its_facts_they_leave_out(
+    budget: int, pods: list[str], left_out: int
+) -> None:
+    # The count decides which of a step's results gets the room the others leave unused (the transcript).
+    # worker-echo is not in the result, so it is not left out by the windows: there is nothing to show.
+    statements = [f"worker-{pod}-5d8f7 was OOMKilled" for pod in [*OOM_PODS, "echo"]]
+    window, hidden = ResultWindows(OOM_LOG, answer_anchors(statements)).choose(budget)
+    assert len(window) <= budget
+    assert_faithful(OOM_LOG, window)
+    assert [pod for pod in OOM_PODS if f"worker-{pod}-5d8f7" in window] == pods
+    assert hidden == left_out
