@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from tests.conftest import tool_server_config
 from tests.fixtures.served_app import ServedApp
@@ -19,6 +22,7 @@ from vectorstep.web.app import create_app
 ALICE = "alice-token-0123456789"  # admin, team shop
 BOB = "bob-token-9876543210ab"  # admin, no team
 SECRET_HEADER = "hook-secret-value-42"
+CHROMIUM = os.environ.get("VECTORSTEP_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def investigator_turns() -> list[dict[str, Any]]:
@@ -212,3 +216,15 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     server = LiveService(project.config)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's headless Chromium through Playwright (its own browser download cannot work offline)."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
+        )
+        yield launched
+        launched.close()

@@ -4,14 +4,12 @@ pipeline page (in a real headless Chromium)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import run_cli
 from tests.web.conftest import LiveService, wait_for
@@ -24,7 +22,6 @@ from vectorstep.testing import ProjectDir, answer
 from vectorstep.trust.readiness import PipelineReadiness
 from vectorstep.web.service import Service
 
-CHROMIUM = os.environ.get("VECTORSTEP_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SHOP = "shop-token-0123456789ab"  # admin, team shop
 OTHER = "other-token-0123456789a"  # operator, team other
 VIEWER = "viewer-token-0123456789"  # viewer, team shop
@@ -215,17 +212,6 @@ def test_the_api_keeps_to_the_callers_teams_and_suggests_a_name(served: tuple[Li
         unknown = shop.get("/api/pipelines/asess/readiness")
         assert anonymous.get("/api/pipelines/assess/readiness").status_code == 401
     assert unknown.status_code == 404 and "did you mean 'assess'" in unknown.text
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
-        )
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

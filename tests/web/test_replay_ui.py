@@ -13,7 +13,6 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.dispatch.test_replay import HISTORY, replay_project, seed
 from tests.fixtures.served_app import ServedApp
-from tests.web.test_ui import browser  # noqa: F401 - the module's Chromium, shared
 from vectorstep.spec.settings import load_settings
 from vectorstep.web.app import create_app
 
@@ -21,7 +20,7 @@ ADMIN = "admin-token-0123456789"
 
 
 @pytest.fixture
-def replay_page(browser: Browser, tmp_path: Path) -> Iterator[tuple[Page, str]]:  # noqa: F811 - the fixture above
+def replay_page(browser: Browser, tmp_path: Path) -> Iterator[tuple[Page, str]]:
     project = replay_project(tmp_path, settings={"auth": {"tokens": [{"name": "a", "token": ADMIN, "role": "admin"}]}})
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps an event loop running in this thread
         pool.submit(asyncio.run, seed(project, [*HISTORY[:3], HISTORY[5]])).result()

@@ -3,9 +3,7 @@ the API, team scoping, and the pages in a real headless Chromium."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import tool_server_config
 from tests.web.conftest import LiveService, wait_for
@@ -21,7 +19,6 @@ from vectorstep.testing import ProjectDir, answer
 
 ADMIN = "admin-token-0123456789"  # admin, team shop
 OTHER = "other-token-0123456789"  # viewer, team other: sees the pipeline, none of shop's runs
-CHROMIUM = os.environ.get("VECTORSTEP_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 REPORT = "# Incident report\nARTIFACT-BODY: checkout failed after deploy 8f3a91c\n"
 FIRST_PROMPT = "Alert: {{ context.summary }}. Find the cause."
 SECOND_PROMPT = "Alert: {{ context.summary }}.\nFind the cause and name the deploy."
@@ -245,17 +242,6 @@ def test_the_openapi_document_lists_versions_and_artifacts(served: Served) -> No
 
 
 # -- the pages -----------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"],
-        )
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
