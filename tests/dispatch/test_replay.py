@@ -437,3 +437,19 @@ async def test_a_stored_context_that_cannot_be_read_back_makes_its_sample_unrepl
     assert by_run[run_ids[0]]["status"] == "unreplayable"
     assert by_run[run_ids[0]]["error"].startswith("the recorded run's context cannot be read back")
     assert by_run[run_ids[1]]["status"] == "completed"
+
+
+async def test_a_candidates_artifacts_are_kept_within_the_configured_limits(tmp_path: Path) -> None:
+    import sqlite3
+
+    project = replay_project(
+        tmp_path, safe=["classifier", "artist"], settings={"limits": {"max_artifacts_per_step": 1}}
+    )
+    project.scripted_agent("artist", answer(0.9, "done", action="cleanup", artifacts={"a.txt": "one", "b.txt": "two"}))
+    await seed(project, HISTORY[:1])
+    result = replay(project, "triage/classify", "--candidate-agent", "artist", "--json")
+    assert result.returncode == 0, result.stderr
+    run_id = json.loads(result.stdout)["run_id"]
+    with sqlite3.connect(tmp_path / "vectorstep.db") as connection:
+        stored = connection.execute("SELECT name FROM step_artifacts WHERE run_id = ?", (run_id,)).fetchall()
+    assert stored == [("a.txt",)]

@@ -248,6 +248,7 @@ async def run_replay(
             log=lambda level, message: say(level, message, name),
             http=engine.http,
             workdir=engine.project.settings.base_dir,
+            artifact_limits=engine.artifact_limits,
         )
         async with gate:
             try:

@@ -82,6 +82,8 @@ class Engine:
             if approvals is not None
             else None
         )
+        # A step's artifacts are kept within these, by the runner and by a replay alike.
+        self.artifact_limits = ArtifactLimits(service.limits.max_artifact_bytes, service.limits.max_artifacts_per_step)
         self.runner = Runner(
             executors=self.executors,
             clock=self.clock,
@@ -96,7 +98,7 @@ class Engine:
             calibration=calibration,
             calibration_settings=service.calibration,
             cancelled_runs_stay_running=cancelled_runs_stay_running,
-            artifact_limits=ArtifactLimits(service.limits.max_artifact_bytes, service.limits.max_artifacts_per_step),
+            artifact_limits=self.artifact_limits,
             agents=project.agents,
         )
         children.start = self.runner.run

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, select
 from vectorstep.domain.calibration import Bucket, label_of
 from vectorstep.domain.calibration_report import BucketReport, LabelledStep, bucket_report
 from vectorstep.spec.service import CalibrationSettingsSpec
-from vectorstep.store.calibration_cells import BUCKET_COLUMNS, bucket_of_row, counts, latest_marks
+from vectorstep.store.calibration_cells import BUCKET_COLUMNS, bucket_of_row, counts, latest_marks, same_as
 from vectorstep.store.database import Database
 from vectorstep.store.tables import pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
@@ -103,11 +103,11 @@ class CalibrationRepository:
                 runs.stage == "production",
                 steps.step_name == bucket.step,
                 steps.executor == executor,
-                _same(steps.agent, agent or None),
-                _same(steps.model, bucket.model),
-                _same(steps.provider, bucket.provider),
-                _same(steps.prompt_hash, bucket.prompt_hash),
-                _same(steps.agent_version, bucket.agent_version),
+                same_as(steps.agent, agent or None),
+                same_as(steps.model, bucket.model),
+                same_as(steps.provider, bucket.provider),
+                same_as(steps.prompt_hash, bucket.prompt_hash),
+                same_as(steps.agent_version, bucket.agent_version),
                 steps.effective_confidence.is_not(None),
                 *where,
             )
@@ -142,7 +142,3 @@ class CalibrationRepository:
             return labelled
 
         return await self.database.read(work)
-
-
-def _same(column: Any, value: str | None) -> Any:
-    return column.is_(None) if value is None else column == value

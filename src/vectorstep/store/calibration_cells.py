@@ -190,6 +190,11 @@ def _insert_totals(connection: Connection, totals: Iterable[tuple[tuple[str, int
         connection.execute(calibration_cells.insert(), rows)
 
 
+def same_as(column: Any, value: str | None) -> Any:
+    """`column = value`, where a missing value matches only a missing one (SQL's `=` never matches NULL)."""
+    return column.is_(None) if value is None else column == value
+
+
 def latest_marks(
     connection: Connection, table: Any, *, with_step: bool, run_ids: Collection[str] | None = None
 ) -> dict[tuple[str, str | None], float]:

@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, insert, select
+from sqlalchemy import ColumnElement, Connection, Row, func, insert, select
 
 from vectorstep.domain.calibration import label_of
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
 from vectorstep.domain.replay import RecordedExecution
 from vectorstep.store.artifacts import insert_artifacts
-from vectorstep.store.calibration_cells import latest_marks
+from vectorstep.store.calibration_cells import latest_marks, same_as
 from vectorstep.store.database import Database
-from vectorstep.store.rows import log_row, step_row
+from vectorstep.store.rows import log_row, run_row, step_row
 from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps, run_feedback, step_feedback
 
 REPLAY_SOURCE = "replay"  # a replay's run: `source: replay`, stage testing
@@ -69,24 +69,7 @@ class ReplayRepository:
         """The whole batch in one transaction: a replay is stored complete, or not at all."""
 
         def work(connection: Connection) -> None:
-            connection.execute(
-                insert(pipeline_runs).values(
-                    id=run.run_id,
-                    pipeline_name=run.pipeline,
-                    status=run.status.value,
-                    stage=run.stage,
-                    source=run.source,
-                    team=run.team,
-                    context=dict(run.context),
-                    input_tokens=run.input_tokens,
-                    output_tokens=run.output_tokens,
-                    cost=run.cost,
-                    started_at=run.started_at,
-                    finished_at=run.finished_at,
-                    updated_at=run.finished_at or run.started_at,
-                    error=run.error,
-                )
-            )
+            connection.execute(insert(pipeline_runs).values(run_row(run)))
             if steps:
                 connection.execute(insert(pipeline_steps), [step_row(step) for step in steps])
             for step in steps:  # a sample's versions are not entered in version history: it is not the step
@@ -110,12 +93,8 @@ def _marked(*where: ColumnElement[bool]) -> Any:
     )
 
 
-def _same(column: Any, value: str | None) -> ColumnElement[bool]:
-    return column.is_(None) if value is None else column == value  # type: ignore[no-any-return]
-
-
 def _count(connection: Connection, query: Any) -> int:
-    return len(connection.execute(query).all())
+    return int(connection.execute(select(func.count()).select_from(query.subquery())).scalar_one())
 
 
 def _marked_history(connection: Connection, config: CurrentConfig, k: int) -> MarkedHistory:
@@ -124,10 +103,10 @@ def _marked_history(connection: Connection, config: CurrentConfig, k: int) -> Ma
     current = [
         *of_step,
         steps.executor == config.executor,
-        _same(steps.agent, config.agent),
+        same_as(steps.agent, config.agent),
         steps.prompt_hash == config.prompt_hash,
         # No version known here (a remote gateway's agents): the gateway's answers say which ran.
-        *([_same(steps.agent_version, config.agent_version)] if config.agent_version is not None else []),
+        *([same_as(steps.agent_version, config.agent_version)] if config.agent_version is not None else []),
     ]
     marked = _count(connection, _marked(*of_step))
     newest = connection.execute(
@@ -135,7 +114,7 @@ def _marked_history(connection: Connection, config: CurrentConfig, k: int) -> Ma
     ).first()
     if newest is None:
         return MarkedHistory((), marked, 0, None, None)
-    bucket = [*current, _same(steps.model, newest.model), _same(steps.provider, newest.provider)]
+    bucket = [*current, same_as(steps.model, newest.model), same_as(steps.provider, newest.provider)]
     marked_current = _count(connection, _marked(*bucket))
     rows = connection.execute(
         select(pipeline_steps, runs.context)

@@ -26,6 +26,30 @@ ATTRIBUTION_COLUMNS = (
 )
 
 
+def run_row(run: RunRecord) -> dict[str, Any]:
+    """A run's row as it is first written (a new run, or a replay stored once it ended)."""
+    return {
+        "id": run.run_id,
+        "pipeline_name": run.pipeline,
+        "status": run.status.value,
+        "stage": run.stage,
+        "source": run.source,
+        "team": run.team,
+        "fingerprint": run.context.get("fingerprint"),
+        "context": dict(run.context),
+        "error": run.error,
+        "input_tokens": run.input_tokens,
+        "output_tokens": run.output_tokens,
+        "cost": run.cost,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "updated_at": run.finished_at or run.started_at,
+        "spec": dict(run.spec) if run.spec is not None else None,
+        "parent_run_id": run.parent_run_id,
+        "parent_step": run.parent_step,
+    }
+
+
 def log_row(log: LogEntry) -> dict[str, Any]:
     return {
         "run_id": log.run_id,

@@ -17,7 +17,7 @@ from vectorstep.store.artifacts import insert_artifacts
 from vectorstep.store.calibration_cells import count_new_step, step_columns
 from vectorstep.store.database import Database
 from vectorstep.store.dedup import claim_dedup
-from vectorstep.store.rows import log_entry, log_row, run_record, step_record, step_row
+from vectorstep.store.rows import log_entry, log_row, run_record, run_row, step_record, step_row
 from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
 from vectorstep.store.versions import record_versions
 
@@ -49,27 +49,8 @@ class RunRepository:
         def work(connection: Connection) -> None:
             if run.dedup is not None:
                 claim_dedup(connection, run)
-            connection.execute(
-                insert(pipeline_runs).values(
-                    id=run.run_id,
-                    pipeline_name=run.pipeline,
-                    status=run.status.value,
-                    stage=run.stage,
-                    source=run.source,
-                    team=run.team,
-                    fingerprint=run.context.get("fingerprint"),
-                    context=dict(run.context),
-                    input_tokens=0,
-                    output_tokens=0,
-                    started_at=run.started_at,
-                    updated_at=run.started_at,
-                    spec=dict(run.spec) if run.spec is not None else None,
-                    parent_run_id=run.parent_run_id,
-                    parent_step=run.parent_step,
-                    lease_owner=lease[0] if lease else None,
-                    lease_expires_at=lease[1] if lease else None,
-                )
-            )
+            leased = {"lease_owner": lease[0], "lease_expires_at": lease[1]} if lease else {}
+            connection.execute(insert(pipeline_runs).values(**run_row(run), **leased))
             connection.execute(insert(pipeline_run_events).values(log_row(log)))
 
         try:
