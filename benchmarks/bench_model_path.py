@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -94,6 +95,31 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def own_cpu_seconds(pid: int) -> float:
+    """CPU time of the process itself, without its children."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / TICKS
+
+
+@contextlib.contextmanager
+def profiled(pid: int, output: Path | None) -> Any:
+    """`py-spy record` on the service while the block runs (collapsed stacks for flame graphs)."""
+    if output is None:
+        yield
+        return
+    recorder = subprocess.Popen(
+        ["py-spy", "record", "--pid", str(pid), "--format", "raw", "--rate", "250", "--output", str(output)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)  # py-spy attaches
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait(60)
+
+
 def first_run(server: Server, watcher: Watcher) -> tuple[float, float, float]:
     """Seconds from spawning `serve` to healthy, to its first run's end (sent at once), and to warm."""
     began = time.perf_counter()
@@ -127,7 +153,9 @@ def model_stats(url: str) -> dict[str, Any]:
     return dict(httpx.get(f"{url}/stats").json())
 
 
-def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int) -> dict[str, Any]:
+def measure_http(
+    folder: Path, webhooks: int, clients: int, throttle_every: int, profile: Path | None = None
+) -> dict[str, Any]:
     port = free_port()
     model_url = f"http://127.0.0.1:{port}"
     fake = subprocess.Popen(
@@ -157,9 +185,10 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
             # the model server's own time per request while runs went one at a time
             served_alone = before_requests["completions"] - before_latency["completions"]
             model_ms = 1000 * (before_requests["busy_seconds"] - before_latency["busy_seconds"]) / served_alone
-            before_cpu = cpu_seconds(pid)
-            load = asyncio.run(throughput(server, watcher, webhooks, clients))
-            cpu = cpu_seconds(pid) - before_cpu
+            before_cpu, before_own = cpu_seconds(pid), own_cpu_seconds(pid)
+            with profiled(pid, profile):
+                load = asyncio.run(throughput(server, watcher, webhooks, clients))
+            cpu, own = cpu_seconds(pid) - before_cpu, own_cpu_seconds(pid) - before_own
             served = model_stats(model_url)
             completed = load["statuses"].get("completed", 0)
             after_rss = server.rss_mib()[0]
@@ -179,6 +208,7 @@ def measure_http(folder: Path, webhooks: int, clients: int, throttle_every: int)
         "webhook_to_terminal": one_run,
         "load": load,
         "cpu_ms_per_run": round(1000 * cpu / max(completed, 1), 2),
+        "service_cpu_ms_per_run": round(1000 * own / max(completed, 1), 2),
         "rss_mib_idle": idle_rss,
         "rss_mib_after_load": after_rss,
         "model_requests_during_load": served["completions"] - before_requests["completions"],
@@ -216,9 +246,10 @@ def main() -> None:
     parser.add_argument("--webhooks", type=int, default=200)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--throttle-every", type=int, default=50)
+    parser.add_argument("--profile", type=Path, help="write py-spy's collapsed stacks of the service under load here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as http_folder, tempfile.TemporaryDirectory() as scripted_folder:
-        http = measure_http(Path(http_folder), args.webhooks, args.clients, args.throttle_every)
+        http = measure_http(Path(http_folder), args.webhooks, args.clients, args.throttle_every, args.profile)
         scripted = measure_scripted(Path(scripted_folder))
     model_calls = 6  # requests per run: see the docstring
     overhead = (http["webhook_to_terminal"]["median_ms"] - scripted["median_ms"]) / model_calls

@@ -186,7 +186,12 @@ async def test_results_an_existing_gateway_capped_are_marked_for_the_judge(exist
         ("wrong-token-wrong-token", "investigator", None, "the gateway refused the connection: invalid operator token"),
         (TOKEN, "nobody", None, "unknown agent: nobody"),
         (TOKEN, "investigator", "agent:other:1", "sessionKey must start with agent:investigator:"),
-        (TOKEN, "broken", None, "model 'openai/gpt-4o-mini' failed: Connection error."),
+        (
+            TOKEN,
+            "broken",
+            None,
+            "model 'openai/gpt-4o-mini' failed: Connection error (Cannot connect to host 127.0.0.1:9",
+        ),
     ],
     ids=["token", "agent", "session-key", "run-error"],
 )
@@ -228,7 +233,10 @@ async def test_an_existing_service_reads_our_gateway(ours: ServedApp) -> None:
         "refused"
     ] == "invalid operator token"
     assert "no agent 'nobody'" in (await existing_client_turn(url, TOKEN, "nobody", "x"))["error"]
-    assert "failed: Connection error." in (await existing_client_turn(url, TOKEN, "broken", "x"))["error"]
+    assert (
+        "failed: Connection error (Cannot connect to host 127.0.0.1:9"
+        in (await existing_client_turn(url, TOKEN, "broken", "x"))["error"]
+    )
 
 
 async def test_our_gateway_serves_the_rest_routes_existing_services_read(ours: ServedApp, project: ProjectDir) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from vectorstep.clock import Clock, SystemClock
@@ -25,7 +26,7 @@ from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.service import LimitsSpec, ServiceSpec
 
 if TYPE_CHECKING:
-    from vectorstep.runtime.models import ModelResolver
+    from vectorstep.runtime.models import ModelFactory, ModelResolver
 
 TURN_MODULE = "vectorstep.runtime.embedded_turn"
 
@@ -42,6 +43,7 @@ class EmbeddedRuntime:
     ) -> None:
         self._agents = agents
         self._models = models
+        self._factory: ModelFactory | None = None  # the models this runtime built itself, and closes
         self._service = service
         self._limits: LimitsSpec = service.limits
         self._hub = ToolHub(service.mcp_servers, service.python_tools, base_dir)
@@ -70,9 +72,7 @@ class EmbeddedRuntime:
         servers, so the first run does not pay for them. What cannot be built or started here fails
         on first use, where the run says why."""
         turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
-        if self._models is None:
-            self._models = turn.model_factory(self._service)
-        await asyncio.to_thread(_build_models, self._models, list(self._agents.values()))
+        await asyncio.to_thread(_build_models, self._resolver(turn), list(self._agents.values()))
         # After the import, not beside it: started together, they slow the service's own start.
         await self._hub.listing()
 
@@ -81,8 +81,7 @@ class EmbeddedRuntime:
             self._slots = asyncio.Semaphore(self._limits.max_concurrent_runs)
         agent = self.agent(request.agent)
         turn = importlib.import_module(TURN_MODULE)
-        if self._models is None:
-            self._models = turn.model_factory(self._service)
+        models = self._resolver(turn)
         async with self._slots:
             reply: AgentReply = await turn.answer(
                 agent,
@@ -92,12 +91,19 @@ class EmbeddedRuntime:
                 policy=self._policy,
                 limits=self._limits,
                 clock=self._clock,
-                models=self._models,
+                models=models,
             )
             return reply
 
+    def _resolver(self, turn: ModuleType) -> ModelResolver:
+        if self._models is None:
+            self._models = self._factory = turn.model_factory(self._service)
+        return self._models
+
     async def aclose(self) -> None:
         await self._hub.aclose()
+        if self._factory is not None:
+            await self._factory.aclose()
 
 
 def _build_models(models: ModelResolver, agents: list[AgentDefinition]) -> None:

@@ -20,7 +20,7 @@ from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.service import LimitsSpec, ServiceSpec
 
 
-def model_factory(service: ServiceSpec) -> ModelResolver:
+def model_factory(service: ServiceSpec) -> ModelFactory:
     return ModelFactory(service.providers, request_timeout_seconds=service.limits.request_timeout_seconds)
 
 

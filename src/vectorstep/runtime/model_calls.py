@@ -9,6 +9,7 @@ model) — the agent's next `model_fallbacks` entry takes over the same conversa
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,7 +72,7 @@ class ModelCaller:
                 failed = self.current
                 if self._current + 1 >= len(self._candidates):
                     tried = "" if len(self._candidates) == 1 else f" (the last of {len(self._candidates)} models)"
-                    message = f"model {failed.name!r} failed{tried}: {error}"
+                    message = f"model {failed.name!r} failed{tried}: {_what_happened(error)}"
                     raise AgentRuntimeError(message, code="model_error") from error
                 self._current += 1
                 self._recorder.add(
@@ -113,4 +114,22 @@ class ModelCaller:
 def _describe(error: Exception) -> str:
     status = getattr(error, "status_code", None)
     kind = type(error).__name__
-    return f"{kind} ({status}): {error}" if status else f"{kind}: {error}"
+    return f"{kind} ({status}): {_what_happened(error)}" if status else f"{kind}: {_what_happened(error)}"
+
+
+def _what_happened(error: BaseException) -> str:
+    """The SDK's message, or — when the connection itself failed — that, with the address it tried.
+
+    The SDKs' aiohttp transport reports every failed connection (refused, reset, closed by the
+    server) as a connect timeout, and the SDK then says "Request timed out."; the chain of causes
+    says what really happened.
+    """
+    aiohttp = sys.modules.get("aiohttp")  # loaded by the transport that raised, if it was aiohttp's
+    link = error.__cause__
+    while link is not None:
+        if isinstance(link, TimeoutError):
+            break
+        if isinstance(link, OSError) or (aiohttp is not None and isinstance(link, aiohttp.ClientConnectionError)):
+            return f"Connection error ({link})"
+        link = link.__cause__
+    return str(error)

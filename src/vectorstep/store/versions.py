@@ -9,6 +9,7 @@ from older history have none). The runs that used a version, and its calibration
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -31,33 +32,31 @@ RECENT_RUNS = 10  # per version: the newest runs that used it (a page links to t
 def record_versions(connection: Connection, record: StepRecord, pipeline: str) -> None:
     """In the step's own transaction: the versions it ran with are known, with their texts."""
     texts = record.version_texts or VersionTexts()
+    seen = {"first_seen": record.started_at, "last_seen": record.finished_at}
+    dialect = connection.dialect.name
     if record.prompt_hash and record.prompt is not None:  # its prompt went out (a skipped step ran nothing)
         keys = {"pipeline_name": pipeline, "step_name": record.name, "prompt_hash": record.prompt_hash}
-        _upsert(connection, step_prompt_versions, keys, ("template", texts.prompt_template), record)
+        statement = _upsert(dialect, step_prompt_versions, tuple(keys), "template")
+        connection.execute(statement, {**keys, "template": texts.prompt_template, **seen})
     if record.agent and record.agent_version:
         keys = {"agent_name": record.agent, "agent_version": record.agent_version}
-        _upsert(connection, agent_versions, keys, ("definition", texts.agent_definition), record)
+        statement = _upsert(dialect, agent_versions, tuple(keys), "definition")
+        connection.execute(statement, {**keys, "definition": texts.agent_definition, **seen})
 
 
-def _upsert(
-    connection: Connection, table: Table, keys: dict[str, str], text: tuple[str, str | None], record: StepRecord
-) -> None:
+@functools.cache
+def _upsert(dialect: str, table: Table, keys: tuple[str, ...], column: str) -> postgresql.Insert | sqlite.Insert:
+    # Built once: constructing this statement costs twenty times what running it does (~0.6 ms).
     # ON CONFLICT on both databases: concurrent writers of the same version never collide.
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    column, value = text
-    statement = dialect.insert(table).values(
-        **keys, **{column: value}, first_seen=record.started_at, last_seen=record.finished_at
-    )
+    statement = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
     new, old = statement.excluded, table.c
-    connection.execute(
-        statement.on_conflict_do_update(
-            index_elements=[old[key] for key in keys],
-            set_={
-                "last_seen": case((new.last_seen > old.last_seen, new.last_seen), else_=old.last_seen),
-                "first_seen": case((new.first_seen < old.first_seen, new.first_seen), else_=old.first_seen),
-                column: func.coalesce(old[column], new[column]),
-            },
-        )
+    return statement.on_conflict_do_update(
+        index_elements=[old[key] for key in keys],
+        set_={
+            "last_seen": case((new.last_seen > old.last_seen, new.last_seen), else_=old.last_seen),
+            "first_seen": case((new.first_seen < old.first_seen, new.first_seen), else_=old.first_seen),
+            column: func.coalesce(old[column], new[column]),
+        },
     )
 
 
