@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 
 import httpx
@@ -19,24 +20,25 @@ from vectorstep.engine.children import Children, RunLookup
 from vectorstep.engine.outbound import Outbound
 from vectorstep.engine.runner import Runner, RunTraceListener
 from vectorstep.errors import ConfigError
+from vectorstep.executors.base import Executor
 from vectorstep.executors.gateway import GatewayExecutor
 from vectorstep.executors.human import HumanExecutor
 from vectorstep.executors.notify import NotifyExecutor
-from vectorstep.executors.openclaw import OpenClawExecutor
 from vectorstep.executors.pipeline import PipelineExecutor
-from vectorstep.executors.registry import ExecutorRegistry
+from vectorstep.executors.registry import ExecutorRegistry, LazyExecutor
 from vectorstep.executors.webhook import WebhookExecutor
 from vectorstep.runtime.embedded import EmbeddedRuntime
 from vectorstep.runtime.protocol import AgentRuntime
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.project import Project
+from vectorstep.spec.service import OpenClawSpec
 
 # What each executor this version runs can report; grounding and a critic verifier need a trace.
 EXECUTOR_CAPABILITIES: Mapping[str, ExecutorCapabilities] = {
     "gateway": GatewayExecutor.capabilities,
     "human": HumanExecutor.capabilities,
     "notify": NotifyExecutor.capabilities,
-    "openclaw": OpenClawExecutor.capabilities,
+    "openclaw": ExecutorCapabilities(),  # no trace: the gateway runs the agent
     "pipeline": PipelineExecutor.capabilities,
     "webhook": WebhookExecutor.capabilities,
 }
@@ -73,7 +75,10 @@ class Engine:
                 "human": HumanExecutor(),
                 "webhook": WebhookExecutor(self.http),
                 "notify": NotifyExecutor(self.http),
-                "openclaw": OpenClawExecutor(service.executors.openclaw, project.settings.base_dir),
+                "openclaw": LazyExecutor(
+                    EXECUTOR_CAPABILITIES["openclaw"],
+                    lambda: _openclaw(service.executors.openclaw, project.settings.base_dir),
+                ),
                 "pipeline": PipelineExecutor(children),
             }
         )
@@ -134,3 +139,9 @@ def _runtime(project: Project, clock: Clock) -> AgentRuntime:
         limits = project.settings.spec.limits
         return RemoteRuntime(gateway.url, gateway.token, max_concurrent_turns=limits.max_concurrent_runs)
     return EmbeddedRuntime(project.agents, project.settings.spec, clock=clock, base_dir=project.settings.base_dir)
+
+
+def _openclaw(settings: OpenClawSpec, base_dir: Path) -> Executor:
+    from vectorstep.executors.openclaw import OpenClawExecutor  # noqa: PLC0415 - see LazyExecutor
+
+    return OpenClawExecutor(settings, base_dir)

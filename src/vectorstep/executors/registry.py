@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from vectorstep.domain.execution import ExecutorCapabilities
-from vectorstep.executors.base import Executor
+from vectorstep.domain.execution import ExecutionResult, ExecutorCapabilities
+from vectorstep.executors.base import Executor, StepCall
 
 
 class ExecutorRegistry:
@@ -22,3 +22,18 @@ class ExecutorRegistry:
     @property
     def names(self) -> list[str]:
         return sorted(self._executors)
+
+
+class LazyExecutor:
+    """An executor built on its first step: its libraries load only in a process that runs one
+    (the OpenClaw executor's WebSocket and signing libraries cost ~7 MiB that most services never use)."""
+
+    def __init__(self, capabilities: ExecutorCapabilities, build: Callable[[], Executor]) -> None:
+        self.capabilities = capabilities
+        self._build = build
+        self._built: Executor | None = None
+
+    async def execute(self, call: StepCall) -> ExecutionResult:
+        if self._built is None:
+            self._built = self._build()
+        return await self._built.execute(call)

@@ -33,11 +33,21 @@ BUCKET_COLUMNS = (
 )
 
 
+# Built once (they run for every step stored): building a statement costs more than running it.
+_RUN_STAGE = select(pipeline_runs.c.stage).where(pipeline_runs.c.id == bindparam("run_id"))
+_LATEST_RUN_MARK = (
+    select(run_feedback.c.label)
+    .where(run_feedback.c.run_id == bindparam("run_id"))
+    .order_by(run_feedback.c.id.desc())
+    .limit(1)
+)
+
+
 def step_columns(connection: Connection, record: StepRecord) -> dict[str, Any]:
     """The calibration columns of a step about to be stored (nothing outside production)."""
     if record.effective_confidence is None:
         return {}
-    stage = connection.execute(select(pipeline_runs.c.stage).where(pipeline_runs.c.id == record.run_id)).scalar()
+    stage = connection.execute(_RUN_STAGE, {"run_id": record.run_id}).scalar()
     if stage != "production":
         return {}
     bucket = Bucket.of(
@@ -59,10 +69,7 @@ def count_new_step(connection: Connection, columns: dict[str, Any]) -> None:
 
 
 def latest_run_mark(connection: Connection, run_id: str) -> float | None:
-    columns = run_feedback.c
-    label = connection.execute(
-        select(columns.label).where(columns.run_id == run_id).order_by(columns.id.desc()).limit(1)
-    ).scalar()
+    label = connection.execute(_LATEST_RUN_MARK, {"run_id": run_id}).scalar()
     return None if label is None else SCORES[str(label)]
 
 
