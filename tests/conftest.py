@@ -105,7 +105,8 @@ def run_cli(
 class RecordingServer:
     """A real HTTP server on 127.0.0.1 that records requests and answers from a queue of responses."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_alive: bool = False) -> None:
+        """`keep_alive`: answer in HTTP/1.1 and keep connections open, as model providers do."""
         import http.server
         import json as json_module
         import threading
@@ -123,7 +124,13 @@ class RecordingServer:
                 except ValueError:
                     parsed = body
                 server.requests.append(
-                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": parsed}
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": parsed,
+                        "client_port": self.client_address[1],
+                    }
                 )
                 status, text, *extra = server.responses.pop(0) if server.responses else (200, '{"ok": true}')
                 payload = text.encode()
@@ -140,6 +147,8 @@ class RecordingServer:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
+        if keep_alive:
+            Handler.protocol_version = "HTTP/1.1"
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

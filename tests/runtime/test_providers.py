@@ -90,6 +90,25 @@ async def test_an_openai_model_calls_a_tool_and_answers(project: ProjectDir, ope
     assert tool_message == {"role": "tool", "tool_call_id": "call_1", "content": "5xx ratio 0.042"}
 
 
+async def test_the_models_of_one_provider_share_one_pooled_connection(project: ProjectDir) -> None:
+    server = RecordingServer(keep_alive=True)
+    server.responses = [openai_text(ANSWER) for _ in range(3)]
+    project.agent("investigator", {"model": "openai/gpt-4.1"}, instructions="You investigate alerts.")
+    project.agent("reviewer", {"model": "openai/gpt-4.1-mini"}, instructions="You review.")
+    agents, _ = load_agents(project.root / "agents")
+    spec = ServiceSpec.model_validate({"providers": {"openai": {"api_key": "sk-test", "base_url": f"{server.url}/v1"}}})
+    runtime = EmbeddedRuntime(agents, spec, clock=FakeClock())
+    try:
+        for agent in ("investigator", "reviewer", "investigator"):
+            reply = await runtime.run(AgentRequest(agent, "Why is checkout failing?", f"agent:{agent}:1"))
+            assert reply.text == ANSWER
+    finally:
+        await runtime.aclose()
+        server.close()
+    assert [request["body"]["model"] for request in server.requests] == ["gpt-4.1", "gpt-4.1-mini", "gpt-4.1"]
+    assert len({request["client_port"] for request in server.requests}) == 1  # no new client, no new connection
+
+
 async def test_a_503_is_retried_and_retry_after_is_honoured(
     project: ProjectDir, openai_server: RecordingServer
 ) -> None:

@@ -74,7 +74,11 @@ class EmbeddedRuntime:
         turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
         await asyncio.to_thread(_build_models, self._resolver(turn), list(self._agents.values()))
         # After the import, not beside it: started together, they slow the service's own start.
-        await self._hub.listing()
+        listed = await self._hub.listing()
+        if any(listed.values()):
+            # The MCP client checks a tool's structured result with jsonschema, which it imports on the
+            # first tool call (~30 ms that the first run would otherwise pay).
+            await asyncio.to_thread(importlib.import_module, "jsonschema")
 
     async def run(self, request: AgentRequest, on_event: TraceListener | None = None) -> AgentReply:
         if self._slots is None:
