@@ -1,7 +1,8 @@
 """The path users run: the service's agents call a model over HTTP (an instant OpenAI-compatible
 server on 127.0.0.1), not the scripted model.
 
-The same 3-step pipeline as `bench_service.py` (its last step calls a tool on a real MCP stdio
+Measured once through the OpenAI SDK and once through the Anthropic SDK (`fake_models.py` speaks
+both). The same 3-step pipeline as `bench_service.py` (its last step calls a tool on a real MCP stdio
 server and has an independent verifier, an enforced grounding judge and a shell check), so one run
 makes five model calls: triage, investigate, the planner twice (a tool call, then its answer), the
 reviewer and the judge — six requests in all. Measured against a real `vectorstep serve`:
@@ -17,6 +18,7 @@ reviewer and the judge — six requests in all. Measured against a real `vectors
 - the requests the model server counted (proof that the HTTP path ran).
 
     python benchmarks/bench_model_path.py [--webhooks 200] [--clients 8] [--throttle-every 50]
+        [--providers openai,anthropic] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -60,11 +62,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def build_http_project(root: Path, model_url: str) -> ProjectDir:
-    """bench_service's project, with every agent a real OpenAI-compatible model."""
+PROVIDERS = {  # the providers: block for each SDK, pointed at the fake model server
+    "openai": lambda url: {"api_key": "sk-bench-not-a-secret", "base_url": f"{url}/v1"},
+    "anthropic": lambda url: {"api_key": "sk-ant-bench-not-a-secret", "base_url": url},
+}
+
+
+def build_http_project(root: Path, model_url: str, provider: str = "openai") -> ProjectDir:
+    """bench_service's project, with every agent a real model of `provider` (its SDK, over HTTP)."""
     project = build_project(root)
     for name, instructions in AGENTS.items():
-        agent: dict[str, Any] = {"model": "openai/bench-model"}
+        agent: dict[str, Any] = {"model": f"{provider}/bench-model"}
         if name == "planner":
             agent["tools"] = ["obs"]
         project.agent(name, agent, instructions=f"[bench:{name}] {instructions}")
@@ -74,7 +82,7 @@ def build_http_project(root: Path, model_url: str) -> ProjectDir:
             "mcp_servers": {"obs": {"command": sys.executable, "args": [str(root / "tools.py")]}},
             "auth": {"tokens": [{"name": "bench", "token": TOKEN, "role": "admin", "team": "shop"}]},
             "concurrency": {"max_runs": 256},
-            "providers": {"openai": {"api_key": "sk-bench-not-a-secret", "base_url": f"{model_url}/v1"}},
+            "providers": {provider: PROVIDERS[provider](model_url)},
         }
     )
     (root / "tools.py").write_text(TOOL_SERVER, encoding="utf-8")
@@ -154,12 +162,12 @@ def model_stats(url: str) -> dict[str, Any]:
 
 
 def measure_http(
-    folder: Path, webhooks: int, clients: int, throttle_every: int, profile: Path | None = None
+    folder: Path, webhooks: int, clients: int, throttle_every: int, *, provider: str, profile: Path | None = None
 ) -> dict[str, Any]:
     port = free_port()
     model_url = f"http://127.0.0.1:{port}"
     fake = subprocess.Popen(
-        [sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), "--throttle-every", str(throttle_every)],
+        [sys.executable, str(HERE / "fake_models.py"), "--port", str(port), "--throttle-every", str(throttle_every)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -170,7 +178,7 @@ def measure_http(
                 break
             except httpx.HTTPError:
                 time.sleep(0.05)
-        project = build_http_project(folder, model_url)
+        project = build_http_project(folder, model_url, provider)
         upgrade(project)
         server = Server(project.config)
         watcher = Watcher(folder / "bench.db")
@@ -246,21 +254,31 @@ def main() -> None:
     parser.add_argument("--webhooks", type=int, default=200)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--throttle-every", type=int, default=50)
-    parser.add_argument("--profile", type=Path, help="write py-spy's collapsed stacks of the service under load here")
+    parser.add_argument("--providers", default="openai,anthropic", help="the SDKs to measure, comma-separated")
+    parser.add_argument(
+        "--profile", type=Path, help="write py-spy's collapsed stacks of the service under load (OpenAI SDK) here"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as http_folder, tempfile.TemporaryDirectory() as scripted_folder:
-        http = measure_http(Path(http_folder), args.webhooks, args.clients, args.throttle_every, args.profile)
+    http: dict[str, dict[str, Any]] = {}
+    for provider in args.providers.split(","):
+        with tempfile.TemporaryDirectory() as folder:
+            profile = args.profile if provider == "openai" else None
+            http[provider] = measure_http(
+                Path(folder), args.webhooks, args.clients, args.throttle_every, provider=provider, profile=profile
+            )
+    with tempfile.TemporaryDirectory() as scripted_folder:
         scripted = measure_scripted(Path(scripted_folder))
     model_calls = 6  # requests per run: see the docstring
-    overhead = (http["webhook_to_terminal"]["median_ms"] - scripted["median_ms"]) / model_calls
-    result = {
+    result: dict[str, Any] = {
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {sys.platform}",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "http_model": http,
         "scripted_model_webhook_to_terminal": scripted,
-        "overhead_ms_per_model_call": round(overhead - http["model_server_ms_per_request"], 2),
     }
+    for provider, measured in http.items():
+        overhead = (measured["webhook_to_terminal"]["median_ms"] - scripted["median_ms"]) / model_calls
+        measured["overhead_ms_per_model_call"] = round(overhead - measured["model_server_ms_per_request"], 2)
+        result[f"{provider}_sdk"] = measured
     out = HERE / "results" / "model_path.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))

@@ -5,7 +5,7 @@
    SIGKILL every few seconds and a new one starts 0-2 s later. Then, from the database: runs
    lost, duplicated, not ended, not completed, steps recorded twice, duplicates answered wrong.
 2. Scaling: runs per second with 1, 2 and 4 workers (each driving 4 runs at once) on a one-step
-   pipeline whose model is a real HTTP call to `fake_openai.py` answering in 200 ms: how far
+   pipeline whose model is a real HTTP call to `fake_models.py` answering in 200 ms: how far
    adding workers adds throughput when runs wait on a model, not on the CPU.
 3. Recovery: a worker killed while it drives a run; the time until another worker has taken the
    run up (its `run_resumed` log line).
@@ -125,7 +125,7 @@ def free_port() -> int:
 def scaling(url: str, root: Path, runs: int, clients: int, latency_ms: float) -> dict[str, Any]:
     port = free_port()
     model = subprocess.Popen(
-        [sys.executable, str(HERE / "fake_openai.py"), "--port", str(port), "--latency-ms", str(latency_ms)]
+        [sys.executable, str(HERE / "fake_models.py"), "--port", str(port), "--latency-ms", str(latency_ms)]
     )
     try:
         _wait_for(f"http://127.0.0.1:{port}/stats")

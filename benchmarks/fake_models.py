@@ -1,8 +1,9 @@
-"""An instant OpenAI-compatible chat-completions server for the model-path benchmark.
+"""An instant model server for the model-path benchmark: OpenAI chat completions and Anthropic messages.
 
 It answers each agent of `bench_model_path.py` from a marker in the agent's instructions
-(`[bench:planner]`), so the service goes through the real provider path — the OpenAI SDK, HTTP on
-127.0.0.1, the real agent loop with a real tool call — while the model itself costs nothing.
+(`[bench:planner]`), so the service goes through the real provider path — the OpenAI or Anthropic
+SDK, HTTP on 127.0.0.1, the real agent loop with a real tool call — while the model itself costs
+nothing. `POST /v1/chat/completions` speaks OpenAI's shape, `POST /v1/messages` Anthropic's.
 `GET /stats` says how many completions it served and how long it spent on them; with
 `--throttle-every N`, every Nth request is answered `429` with `Retry-After: 0`, so the client's
 back-off path runs too. With `--latency-ms M`, each answer takes M milliseconds, as a real model's
@@ -18,6 +19,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -61,12 +63,15 @@ class Stats:
         self.busy_seconds = 0.0
 
 
+def agent_of(system: str) -> str:
+    found = MARKER.search(system)
+    return found.group(1) if found else "triage"
+
+
 def reply(body: dict[str, Any]) -> dict[str, Any]:
     """The completion for one request: the planner calls its tool first, everyone else answers."""
     messages = body.get("messages", [])
-    system = " ".join(str(message.get("content")) for message in messages if message.get("role") == "system")
-    found = MARKER.search(system)
-    agent = found.group(1) if found else "triage"
+    agent = agent_of(" ".join(str(message.get("content")) for message in messages if message.get("role") == "system"))
     if agent == "planner" and not any(message.get("role") == "tool" for message in messages):
         message: dict[str, Any] = {
             "role": "assistant",
@@ -93,20 +98,58 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def anthropic_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """The same answers in Anthropic's messages shape (a tool call is a `tool_use` block)."""
+    system = body.get("system", "")
+    if isinstance(system, list):
+        system = " ".join(str(block.get("text", "")) for block in system)
+    agent = agent_of(str(system))
+    blocks = [block for message in body.get("messages", []) for block in _blocks(message.get("content"))]
+    content: list[dict[str, Any]]
+    if agent == "planner" and not any(block.get("type") == "tool_result" for block in blocks):
+        content = [{"type": "tool_use", "id": "toolu_1", "name": "obs__error_rate", "input": {"service": "checkout"}}]
+        stop = "tool_use"
+    else:
+        content = [{"type": "text", "text": json.dumps(ANSWERS[agent])}]
+        stop = "end_turn"
+    return {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "bench-model"),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 300, "output_tokens": 40},
+    }
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+RATE_LIMITED = {
+    "openai": {"error": {"message": "slow down", "type": "rate_limit_exceeded", "code": "rate_limit_exceeded"}},
+    "anthropic": {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+}
+
+
 def app(stats: Stats) -> Starlette:
-    async def completions(request: Request) -> Response:
-        began = time.perf_counter()
-        stats.requests += 1
-        if stats.throttle_every and stats.requests % stats.throttle_every == 0:
-            stats.throttled += 1
-            error = {"error": {"message": "slow down", "type": "rate_limit_exceeded", "code": "rate_limit_exceeded"}}
-            return JSONResponse(error, status_code=429, headers={"Retry-After": "0"})
-        answer = reply(await request.json())
-        if stats.latency_seconds:
-            await asyncio.sleep(stats.latency_seconds)
-        stats.completions += 1
-        stats.busy_seconds += time.perf_counter() - began
-        return JSONResponse(answer)
+    def endpoint(shape: str, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., Any]:
+        async def serve(request: Request) -> Response:
+            began = time.perf_counter()
+            stats.requests += 1
+            if stats.throttle_every and stats.requests % stats.throttle_every == 0:
+                stats.throttled += 1
+                return JSONResponse(RATE_LIMITED[shape], status_code=429, headers={"Retry-After": "0"})
+            answered = answer(await request.json())
+            if stats.latency_seconds:
+                await asyncio.sleep(stats.latency_seconds)
+            stats.completions += 1
+            stats.busy_seconds += time.perf_counter() - began
+            return JSONResponse(answered)
+
+        return serve
 
     async def report(_: Request) -> Response:
         return JSONResponse(
@@ -118,7 +161,13 @@ def app(stats: Stats) -> Starlette:
             }
         )
 
-    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]), Route("/stats", report)])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", endpoint("openai", reply), methods=["POST"]),
+            Route("/v1/messages", endpoint("anthropic", anthropic_reply), methods=["POST"]),
+            Route("/stats", report),
+        ]
+    )
 
 
 def main() -> None:
