@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck check bench mutation clean
+.PHONY: demo test lint typecheck check bench mutation docs clean
 
 $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "VectorStep needs Python 3.11 or newer")'
@@ -36,6 +36,10 @@ bench: $(INSTALLED)
 
 mutation: $(INSTALLED)
 	$(BIN)/python scripts/mutation.py
+
+# The key tables of docs/configuration.md, from the spec models' field descriptions.
+docs: $(INSTALLED)
+	$(BIN)/python scripts/gen_config_docs.py
 
 clean:
 	rm -rf $(VENV) mutants .mypy_cache .ruff_cache .pytest_cache

@@ -26,11 +26,10 @@ GROUPS: list[tuple[str, str, list[str]]] = [
     ("configuration: pydantic, ruamel.yaml, vectorstep.spec", "always", ["vectorstep.spec.settings"]),
     ("database: SQLAlchemy, SQLite, vectorstep.store", "always", ["vectorstep.store.runs", "sqlite3"]),
     (
-        "web: FastAPI, Starlette, uvicorn, Jinja2",
+        "web and engine: FastAPI, uvicorn, Jinja2, httpx, executors, checks, schedules",
         "always",
-        ["vectorstep.web.app", "vectorstep.web.service", "uvicorn"],
+        ["vectorstep.web.app", "vectorstep.web.service", "uvicorn", "vectorstep.engine.services"],
     ),
-    ("engine: executors, checks, schedules, metrics", "always", ["vectorstep.engine.services", "vectorstep.dispatch"]),
     ("command line: click, rich", "always", ["vectorstep.cli"]),
     ("model layer: pydantic-ai, griffe, genai-prices", "with any model agent", ["vectorstep.runtime.embedded_turn"]),
     ("aiohttp (the SDKs' transport)", "with a provider", ["aiohttp"]),

@@ -22,54 +22,141 @@ class _ExecutorConfig(SpecModel):
 
 class GatewayConfig(_ExecutorConfig):
     executor: Literal["gateway"] = Field(default="gateway", exclude=True, repr=False)
-    agent: str = Field(min_length=1)
-    model: str | None = None
-    thinking_level: ThinkingLevel | None = None
-    trace_max_chars: int | None = Field(default=None, ge=100)
-    session_key: str | None = None
-    timeout_seconds: float = Field(default=1200.0, gt=0)
+    agent: str = Field(min_length=1, description="the agent's folder name under `agents_dir`")
+    model: str | None = Field(
+        default=None,
+        description="the model for this step only. It is not checked at load.",
+        json_schema_extra={"doc_default": "the agent's `model`"},
+    )
+    thinking_level: ThinkingLevel | None = Field(
+        default=None,
+        description="reasoning effort for this step.",
+        json_schema_extra={"doc_default": "the agent's setting"},
+    )
+    trace_max_chars: int | None = Field(
+        default=None,
+        ge=100,
+        description="this step's trace cap for each tool result",
+        json_schema_extra={"doc_default": "`limits.trace_tool_result_max_chars`"},
+    )
+    session_key: str | None = Field(
+        default=None,
+        description=(
+            "the session key sent to a remote gateway, which refuses one that does not start with "
+            "`agent:<agent>:`. Every turn starts fresh (no memory between turns)."
+        ),
+        json_schema_extra={"doc_default": "`agent:<agent>:<run id>:<step>`"},
+    )
+    timeout_seconds: float = Field(
+        default=1200.0,
+        gt=0,
+        description=(
+            "Time limit of the agent turn. The step's own `timeout_seconds` replaces it, and "
+            "`limits.max_run_seconds` caps it. In the `executor_config` of a verifier or grounding "
+            "judge it has no effect: the block's own `timeout_seconds` replaces it."
+        ),
+    )
 
 
 class OpenClawConfig(_ExecutorConfig):
     executor: Literal["openclaw"] = Field(default="openclaw", exclude=True, repr=False)
-    agent: str = Field(min_length=1)
-    model: str | None = None
-    thinking_level: ThinkingLevel | None = None
-    session_key: str | None = None
-    timeout_seconds: float = Field(default=1200.0, gt=0)
+    agent: str = Field(min_length=1, description="the gateway's agent id (`agentId`)")
+    model: str | None = Field(
+        default=None, description="sent as `model`", json_schema_extra={"doc_default": "the agent's own"}
+    )
+    thinking_level: ThinkingLevel | None = Field(
+        default=None, description="sent as `thinking`", json_schema_extra={"doc_default": "the agent's own"}
+    )
+    session_key: str | None = Field(
+        default=None,
+        description="sent as `sessionKey`",
+        json_schema_extra={"doc_default": "`agent:<agent>:<run id>:<step>`"},
+    )
+    timeout_seconds: float = Field(
+        default=1200.0, gt=0, description="Time limit of the turn. The step's own `timeout_seconds` replaces it."
+    )
 
 
 class HumanConfig(_ExecutorConfig):
     executor: Literal["human"] = Field(default="human", exclude=True, repr=False)
-    message: str | None = None  # defaults to the rendered prompt_template
-    team: str | None = None
-    timeout_seconds: float = Field(default=3600.0, gt=0)
+    message: str | None = Field(
+        default=None,
+        description=(
+            "What the person is asked. A template, rendered strictly (an undefined name fails the "
+            "step with `template_error`). With neither, `Approve step <name>?`."
+        ),
+        json_schema_extra={"doc_default": "the rendered `prompt_template`"},
+    )  # defaults to the rendered prompt_template
+    team: str | None = Field(
+        default=None,
+        description="the team whose [approval route](#human_approval) is used",
+        json_schema_extra={"doc_default": "the run's team"},
+    )
+    timeout_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description=(
+            "How long to wait for a decision. When it runs out, the stage decides: in `testing` the "
+            "step is approved; in `production` it is rejected and the step **fails** "
+            "(`executor_error`: `approval b024d327f938 was not decided within 5s: rejected (stage "
+            "production)`), so its `on_failure` applies."
+        ),
+    )
 
 
 class WebhookConfig(_ExecutorConfig):
     executor: Literal["webhook"] = Field(default="webhook", exclude=True, repr=False)
-    url: str = Field(min_length=1)
-    method: HttpMethod = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
-    content_type: str = "application/json"
-    timeout_seconds: float = Field(default=30.0, gt=0)
+    url: str = Field(min_length=1, description="the target. It is a template, rendered strictly.")
+    method: HttpMethod = Field(default="POST", description="the HTTP method")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Values are templates, rendered strictly. They override `Content-Type`. An "
+            "`Idempotency-Key` header is sent too (unless you set one): the same for the same run, "
+            "step and attempt, so a receiver can drop a request sent again when a run is resumed "
+            "after a crash."
+        ),
+    )
+    content_type: str = Field(default="application/json", description="the `Content-Type` of the body")
+    timeout_seconds: float = Field(
+        default=30.0, gt=0, description="the request timeout. The step's own `timeout_seconds` replaces it."
+    )
 
 
 class NotifyConfig(_ExecutorConfig):
     executor: Literal["notify"] = Field(default="notify", exclude=True, repr=False)
-    url: str = Field(min_length=1)
-    method: HttpMethod = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
-    payload: Any = None
-    timeout_seconds: float = Field(default=30.0, gt=0)
+    url: str = Field(min_length=1, description="the target. It is a template, rendered strictly.")
+    method: HttpMethod = Field(default="POST", description="the HTTP method")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Values are templates, rendered strictly. An `Idempotency-Key` header is sent too, as for `webhook`."
+        ),
+    )
+    payload: Any = Field(
+        default=None, description="The JSON body. Every string inside it, at any depth, is rendered strictly."
+    )
+    timeout_seconds: float = Field(
+        default=30.0, gt=0, description="the request timeout. The step's own `timeout_seconds` replaces it."
+    )
 
 
 class PipelineConfig(_ExecutorConfig):
     executor: Literal["pipeline"] = Field(default="pipeline", exclude=True, repr=False)
-    pipeline: str = Field(min_length=1)
+    pipeline: str = Field(
+        min_length=1,
+        description="the child pipeline",
+        json_schema_extra={"doc_rule": "the `name` of a pipeline in `pipelines_dir`"},
+    )
     # Overrides of the child's context: each string is a template rendered against the parent step's
     # context; scalar fields replace the parent's, `labels` and `metadata` merge key by key.
-    context: dict[str, Any] = Field(default_factory=dict)
+    context: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Changes to the child's context. Every string in it is a template, rendered strictly "
+            "against this step's context. `payload` is accepted as its older name."
+        ),
+    )
 
     @model_validator(mode="before")
     @classmethod

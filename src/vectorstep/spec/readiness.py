@@ -50,27 +50,68 @@ def _removed(value: Any) -> Any:
 class OperationalTierSpec(SpecModel):
     """The last `min_runs` executions must all have ended in one of `acceptable_statuses`."""
 
-    min_runs: Count = 20
+    min_runs: Count = Field(default=20, description="how many of the step's most recent runs are judged")
     # `stopped` is a clean end too: the step passed its gate and said there is nothing more to do.
-    acceptable_statuses: list[EndStatus] = Field(default_factory=lambda: list(CLEAN_ENDS), min_length=1)
-    max_age_days: int | None = Field(default=None, ge=1)  # None: executions of any age count
-    require_current_config: bool = False  # a reworded prompt need not restart a run of clean executions
+    acceptable_statuses: list[EndStatus] = Field(
+        default_factory=lambda: list(CLEAN_ENDS),
+        min_length=1,
+        description=(
+            "The last `min_runs` runs must all have ended in one of these. `stopped` is a clean end: "
+            "the step passed its gate and said there is nothing more to do. Adding a status makes the "
+            "bar lower, not higher."
+        ),
+    )
+    max_age_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="only runs that finished in the last N days count",
+        json_schema_extra={"doc_default": "none (any age)"},
+    )  # None: executions of any age count
+    require_current_config: bool = Field(
+        default=False,
+        description=(
+            "`true`: only runs with the step's current prompt template and agent version count. By "
+            "default a reworded prompt keeps the record of clean runs."
+        ),
+    )  # a reworded prompt need not restart a run of clean executions
 
 
 class ConfidenceTierSpec(SpecModel):
     """The mean combined trust of the last `min_runs` executions must be at least `min_confidence`."""
 
-    min_confidence: Share | None = None  # None: the step's own confidence_threshold
-    min_runs: Count = 20
+    min_confidence: Share | None = Field(
+        default=None,
+        description=(
+            "the mean `combined_trust` of the last `min_runs` runs with the current prompt and agent "
+            "version must reach this"
+        ),
+        json_schema_extra={"doc_default": "the step's `confidence_threshold` (a branch's: its group's)"},
+    )  # None: the step's own confidence_threshold
+    min_runs: Count = Field(default=20, description="how many of those runs the mean is taken over")
 
 
 class AccuracyTierSpec(SpecModel):
     """At least `min_marked` labelled executions (`min_human_marked` of them by a person's mark), scoring
     `min_accuracy` on average (correct 1, partial 0.5, incorrect 0)."""
 
-    min_accuracy: Share = 0.85
-    min_marked: Count = 20
-    min_human_marked: int = Field(default=0, ge=0, le=EVIDENCE_LIMIT)
+    min_accuracy: Share = Field(
+        default=0.85,
+        description=(
+            "the mean label of the step's marked runs with the current prompt and agent version "
+            "(correct 1, partial 0.5, incorrect 0) must reach this"
+        ),
+    )
+    min_marked: Count = Field(default=20, description="how many of those runs must have a label")
+    min_human_marked: int = Field(
+        default=0,
+        ge=0,
+        le=EVIDENCE_LIMIT,
+        description=(
+            "how many of those labels must come from a person's mark (on the step or on its run), not "
+            "from a failed check"
+        ),
+        json_schema_extra={"doc_rule": "at most `min_marked`"},
+    )
 
     @model_validator(mode="after")
     def _human_within_marked(self) -> AccuracyTierSpec:
@@ -86,9 +127,27 @@ class CalibrationTierSpec(SpecModel):
     """Labelled executions binned by trust: some bin holds `n_min`, and every bin that does is right within
     `max_divergence` of the trust it predicts."""
 
-    n_min: Count = 20
-    bin_width: float = Field(default=0.1, gt=0, le=1)
-    max_divergence: Share = 0.15
+    n_min: Count = Field(
+        default=20,
+        description=(
+            "Marked runs with the current prompt and agent version are put in bins by their trust "
+            "after the verifier (`effective_confidence`); some bin must hold `n_min` of them. It is "
+            "per bin, not a total."
+        ),
+    )
+    bin_width: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description="the width of the bins",
+        json_schema_extra={"doc_rule": "a multiple of 0.01"},
+    )
+    max_divergence: Share = Field(
+        default=0.15,
+        description=(
+            "in every bin holding `n_min`, the mean label must be within this of the mean trust the bin predicts"
+        ),
+    )
 
     @field_validator("bin_width")
     @classmethod

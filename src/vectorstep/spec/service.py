@@ -1,4 +1,4 @@
-"""`vectorstep.yaml`: the service settings (SYSTEM.md §2)."""
+"""`vectorstep.yaml`: the service settings (docs/configuration.md#vectorstepyaml)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,39 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from vectorstep.domain.artifacts import DEFAULT_MAX_BYTES, DEFAULT_MAX_PER_STEP
-from vectorstep.spec.base import RegexPattern, SpecModel
+from vectorstep.spec.access import AuthSpec, Role, TokenSpec, ToolMatchSpec, ToolPolicySpec, ToolRuleSpec
+from vectorstep.spec.base import SpecModel
+from vectorstep.spec.channels import (
+    ApprovalRouteSpec,
+    EmailSpec,
+    HumanApprovalSpec,
+    NotificationChannelsSpec,
+    SlackSpec,
+    TelegramSpec,
+    WebhookChannelSpec,
+)
+from vectorstep.spec.limits import ConcurrencySpec, LimitsSpec, ServiceDedupSpec
+
+# Blocks that live in their own modules, importable from here as before.
+__all__ = [
+    "ApprovalRouteSpec",
+    "AuthSpec",
+    "ConcurrencySpec",
+    "EmailSpec",
+    "HumanApprovalSpec",
+    "LimitsSpec",
+    "NotificationChannelsSpec",
+    "Role",
+    "ServiceDedupSpec",
+    "ServiceSpec",
+    "SlackSpec",
+    "TelegramSpec",
+    "TokenSpec",
+    "ToolMatchSpec",
+    "ToolPolicySpec",
+    "ToolRuleSpec",
+    "WebhookChannelSpec",
+]
 
 PYTHON_TOOL_REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 DATABASE_SCHEMES = (
@@ -22,7 +53,9 @@ DATABASE_SCHEMES = (
 
 
 class DatabaseSpec(SpecModel):
-    url: str = "sqlite:///./vectorstep.db"
+    url: str = Field(
+        default="sqlite:///./vectorstep.db", description="the database that stores runs, steps and their logs"
+    )
 
     @field_validator("url")
     @classmethod
@@ -36,12 +69,40 @@ class DatabaseSpec(SpecModel):
 
 
 class GatewaySpec(SpecModel):
-    mode: Literal["embedded", "remote"] = "embedded"
-    url: str | None = None
-    token: str | None = None
+    mode: Literal["embedded", "remote"] = Field(
+        default="embedded",
+        description=(
+            "`embedded` runs agents in-process with the agents of `agents_dir`. `remote` sends each "
+            "turn to an agent gateway (`vectorstep gateway serve`, or any gateway speaking the same "
+            "WebSocket `/rpc` protocol)."
+        ),
+    )
+    url: str | None = Field(
+        default=None,
+        description=(
+            "the remote gateway, for example `ws://agents.internal:8788` (`http://` works too; `/rpc` "
+            "is added). **Required when `mode: remote`.**"
+        ),
+    )
+    token: str | None = Field(
+        default=None,
+        description=(
+            "With `mode: remote`, the token this service sends to the gateway. In the gateway's own "
+            "`vectorstep.yaml`, the token it requires (`$VECTORSTEP_GATEWAY_TOKEN` wins). Take it "
+            "from the environment."
+        ),
+    )
     # `vectorstep gateway serve`: whether its REST routes (/agents, /mcp/...) need the token. Existing
     # services send none; `none` is for a gateway on a private network.
-    rest_auth: Literal["token", "none"] = "token"
+    rest_auth: Literal["token", "none"] = Field(
+        default="token",
+        description=(
+            "In a gateway's own `vectorstep.yaml`: whether its REST routes (`/agents`, "
+            "`/agents/{name}`, `/mcp/tools`, `/mcp/servers`) need the token. Existing services send "
+            "none: `none` serves them without it, and the gateway warns at start "
+            "([models.md](models.md#running-the-gateway-separately))."
+        ),
+    )
 
     @model_validator(mode="after")
     def _remote_needs_url(self) -> GatewaySpec:
@@ -51,22 +112,51 @@ class GatewaySpec(SpecModel):
 
 
 class ProviderSpec(SpecModel):
-    api_key: str | None = None
-    base_url: str | None = None
-    api_version: str | None = None  # Azure OpenAI
-    headers: dict[str, str] = Field(default_factory=dict)
+    api_key: str | None = Field(default=None, description="the provider's API key (use `${VAR}`)")
+    base_url: str | None = Field(
+        default=None,
+        description="endpoint override, for a proxy, a self-hosted server or an OpenAI-compatible endpoint",
+    )
+    api_version: str | None = Field(default=None, description="API version, for Azure OpenAI")  # Azure OpenAI
+    headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers sent with every request")
 
 
 class StdioServerSpec(SpecModel):
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+    command: str = Field(
+        min_length=1,
+        description='the program to start. `"${VECTORSTEP_PYTHON}"` is the interpreter running VectorStep.',
+    )
+    args: list[str] = Field(
+        default_factory=list, description="its arguments. Relative script paths are resolved against `cwd`."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "environment variables for the server. On Linux and macOS the server does **not** inherit "
+            "VectorStep's whole environment, only `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM` and "
+            "`USER`, plus what you list here. Pass secrets explicitly: `env: {API_TOKEN: "
+            '"${API_TOKEN}"}`.'
+        ),
+    )
+    cwd: str | None = Field(
+        default=None,
+        description=(
+            "the server's working directory. A relative path is resolved against the folder of `vectorstep.yaml`."
+        ),
+        json_schema_extra={"doc_default": "the folder of `vectorstep.yaml`", "doc_type": "path"},
+    )
 
 
 class HttpServerSpec(SpecModel):
-    url: str = Field(min_length=1)
-    headers: dict[str, str] = Field(default_factory=dict)
+    url: str = Field(
+        min_length=1, description="the server's MCP endpoint, for example `http://tickets.internal:9000/mcp`"
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "HTTP headers sent with every request to the server (an `Authorization` header, for example; use `${VAR}`)."
+        ),
+    )
 
 
 def _server_kind(value: Any) -> str:
@@ -81,163 +171,19 @@ McpServerSpec = Annotated[
 ]
 
 
-class LimitsSpec(SpecModel):
-    max_agent_iterations: int = Field(default=20, ge=1, le=500)
-    request_timeout_seconds: float = Field(default=180.0, gt=0)
-    mcp_tool_timeout_seconds: float = Field(default=30.0, gt=0)
-    llm_retry_attempts: int = Field(default=2, ge=0, le=10)
-    llm_retry_base_delay_seconds: float = Field(default=1.0, ge=0)
-    max_concurrent_runs: int = Field(default=10, ge=1)
-    trace_tool_result_max_chars: int = Field(default=3000, ge=100)
-    max_run_seconds: float | None = Field(default=None, gt=0)
-    # How deep `executor: pipeline` may nest: a parent, its child, the child's child, …
-    max_pipeline_depth: int = Field(default=5, ge=1, le=50)
-    # An answer's `artifacts` (docs/configuration.md#artifacts): one longer than this (UTF-8 bytes) is
-    # stored truncated, with a line saying so; beyond the count, the rest are left out with a warning.
-    max_artifact_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1024, le=67_108_864)
-    max_artifacts_per_step: int = Field(default=DEFAULT_MAX_PER_STEP, ge=0, le=1000)
-
-
-class ToolMatchSpec(SpecModel):
-    server: str | None = None
-    tool: str | None = None  # a glob
-    agent: str | None = None  # a glob
-    input_regex: RegexPattern | None = None  # searched in the call's arguments as JSON
-
-
-class ToolRuleSpec(SpecModel):
-    allow: ToolMatchSpec | None = None
-    deny: ToolMatchSpec | None = None
-    reason: str | None = None
-
-    @model_validator(mode="after")
-    def _one_action(self) -> ToolRuleSpec:
-        if (self.allow is None) == (self.deny is None):
-            raise ValueError("a tool rule holds exactly one of `allow` or `deny`")
-        if self.deny is not None and not self.reason:
-            raise ValueError("a `deny` rule needs a `reason` (it is shown to the agent and in the trace)")
-        return self
-
-
-class ToolPolicySpec(SpecModel):
-    default: Literal["allow", "deny"] = "allow"
-    rules: list[ToolRuleSpec] = Field(default_factory=list)
-
-
-# What a token may do (docs/security.md): `intake` only posts events; `viewer` reads; `operator` also
-# decides approvals, marks runs and starts runs; `admin` also reloads and sees configuration.
-Role = Literal["intake", "viewer", "operator", "admin"]
-
-
-class TokenSpec(SpecModel):
-    name: str = Field(min_length=1)
-    token: str = Field(min_length=16, repr=False)
-    # The least a token can be: one written before roles existed keeps posting alerts, and nothing more.
-    role: Role = "intake"
-    # The teams whose runs, approvals and pipelines it sees; none: every team's.
-    teams: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
-    team: str | None = Field(default=None, min_length=1)
-
-    @field_validator("token")
-    @classmethod
-    def _not_blank(cls, token: str) -> str:
-        if token != token.strip() or not token.strip():
-            raise ValueError("a token cannot be blank or start or end with whitespace")
-        return token
-
-    @model_validator(mode="after")
-    def _one_team_key(self) -> TokenSpec:
-        if self.team is not None and self.teams is not None:
-            raise ValueError("give either `team` (one) or `teams` (a list), not both")
-        return self
-
-    @property
-    def scope(self) -> tuple[str, ...] | None:
-        """The teams this token is limited to, in the order written; None when it is not limited."""
-        if self.teams is not None:
-            return tuple(dict.fromkeys(self.teams))
-        return (self.team,) if self.team is not None else None
-
-
-class AuthSpec(SpecModel):
-    tokens: list[TokenSpec] = Field(default_factory=list)
-
-
-class SlackSpec(SpecModel):
-    webhook_url: str | None = Field(default=None, repr=False)
-    bot_token: str | None = Field(default=None, repr=False)
-    channel: str | None = None
-    api_url: str = "https://slack.com/api"
-
-    @model_validator(mode="after")
-    def _one_way_in(self) -> SlackSpec:
-        if not self.webhook_url and not (self.bot_token and self.channel):
-            raise ValueError("slack needs `webhook_url` (an incoming webhook), or `bot_token` and `channel`")
-        return self
-
-
-class TelegramSpec(SpecModel):
-    bot_token: str = Field(repr=False)
-    chat_id: str
-    api_url: str = "https://api.telegram.org"
-
-
-class EmailSpec(SpecModel):
-    smtp_host: str
-    smtp_port: int = 587
-    username: str | None = None
-    password: str | None = Field(default=None, repr=False)
-    starttls: bool = True
-    sender: str = Field(alias="from")
-    to: list[str] = Field(min_length=1)
-
-    @field_validator("to", mode="before")
-    @classmethod
-    def _one_address(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
-
-
-class WebhookChannelSpec(SpecModel):
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-
-
-class ApprovalRouteSpec(SpecModel):
-    channel: Literal["log", "webhook", "slack", "telegram", "email"] = "log"
-    webhook: WebhookChannelSpec | None = None
-    slack: SlackSpec | None = None
-    telegram: TelegramSpec | None = None
-    email: EmailSpec | None = None
-
-
-class HumanApprovalSpec(SpecModel):
-    default: ApprovalRouteSpec = Field(default_factory=ApprovalRouteSpec)
-    teams: dict[str, ApprovalRouteSpec] = Field(default_factory=dict)
-
-
-class NotificationChannelsSpec(SpecModel):
-    webhook: WebhookChannelSpec | None = None
-    slack: SlackSpec | None = None
-    telegram: TelegramSpec | None = None
-    email: EmailSpec | None = None
-
-
-class ServiceDedupSpec(SpecModel):
-    enabled: bool = True
-    window_seconds: int = Field(default=300, ge=0)
-
-
-class ConcurrencySpec(SpecModel):
-    max_runs: int = Field(default=10, ge=1)  # runs one process drives at once
-    max_queued: int = Field(default=1000, ge=1)  # PostgreSQL: runs waiting for a worker before webhooks get 429
-    # On SIGTERM, runs in flight get this long to finish; then they are interrupted (SQLite) or left
-    # for another worker to take up (PostgreSQL).
-    shutdown_grace_seconds: float = Field(default=10, ge=0, le=3600)
-
-
 class CalibrationSettingsSpec(SpecModel):
-    n_min: int = Field(default=20, ge=1)
-    bin_width: float = Field(default=0.1, gt=0, le=1)
+    n_min: int = Field(
+        default=20, ge=1, description="human-marked outcomes a confidence bin needs before it counts as validated"
+    )
+    bin_width: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description=(
+            "width of the confidence bins (history is counted in cells of 0.01, so changing it needs no rebuild)"
+        ),
+        json_schema_extra={"doc_rule": "a multiple of 0.01"},
+    )
 
     @field_validator("bin_width")
     @classmethod
@@ -248,43 +194,98 @@ class CalibrationSettingsSpec(SpecModel):
         return width
 
     # The Wilson lower bound by default: a small bin cannot talk its accuracy up.
-    estimator: Literal["mean", "lower_bound"] = "lower_bound"
-    confidence: float = Field(default=0.9, gt=0.5, lt=1)
+    estimator: Literal["mean", "lower_bound"] = Field(
+        default="lower_bound",
+        description=(
+            "How a bin's accuracy is estimated. `mean` is the plain mean of the marks. `lower_bound` "
+            "is the Wilson lower bound of it, cautious on small bins: 18 right of 20 is a mean of "
+            "0.90 but a lower bound of 0.78."
+        ),
+    )
+    confidence: float = Field(default=0.9, gt=0.5, lt=1, description="the confidence of the lower bound")
 
 
 class ReplaySettingsSpec(SpecModel):
     # Replaying an agent runs its tools again: only agents whose tools only read may be replayed.
-    safe_agents: list[str] = Field(default_factory=list)
-    max_concurrency: int = Field(default=4, ge=1, le=64)  # samples answered at once
-    max_samples: int = Field(default=200, ge=1, le=10_000)  # the largest `-k`
+    safe_agents: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The agents that may be replayed. A replay runs the agent again, tools included, so list "
+            "only agents whose tools have no side effects (they read metrics and logs, they do not "
+            "restart things). A replay of a step whose agent, or of a candidate agent, that is not "
+            "listed is refused with that reason."
+        ),
+        json_schema_extra={"doc_type": "list of agent names", "doc_rule": "each must be an agent of `agents_dir`"},
+    )
+    max_concurrency: int = Field(
+        default=4, ge=1, le=64, description="samples answered at once"
+    )  # samples answered at once
+    max_samples: int = Field(
+        default=200, ge=1, le=10_000, description="the largest `-k` a replay may ask for"
+    )  # the largest `-k`
 
 
 class PriceMatchSpec(SpecModel):
-    provider: str | None = None
-    model: str | None = None
+    provider: str | None = Field(
+        default=None,
+        description="the provider, for example `openai`. Left out, it matches any provider.",
+        json_schema_extra={"doc_type": "string (glob)"},
+    )
+    model: str | None = Field(
+        default=None,
+        description="the model name, for example `gpt-4.1*`. Left out, it matches any model.",
+        json_schema_extra={"doc_type": "string (glob)"},
+    )
 
 
 class PriceSpec(SpecModel):
     match: PriceMatchSpec
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
-    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+    input_per_mtok: float = Field(ge=0, description="price per million input tokens")
+    output_per_mtok: float = Field(ge=0, description="price per million output tokens")
+    cached_input_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "price per million input tokens the provider read from its prompt cache (reported by "
+            "OpenAI, Anthropic and others as cached input). Without it, cached tokens cost the "
+            "`input_per_mtok` price."
+        ),
+    )
 
 
 class PricingSpec(SpecModel):
-    currency: str = "USD"
-    models: list[PriceSpec] = Field(default_factory=list)
+    currency: str = Field(default="USD", description="the currency of the prices (a label only)")
+    models: list[PriceSpec] = Field(
+        default_factory=list,
+        description="prices, tried in order. The first one that matches wins.",
+        json_schema_extra={"doc_type": "list of prices"},
+    )
 
 
 class ServerSpec(SpecModel):
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=1, le=65535)
-    public_url: str | None = None  # used in links sent to people (approval messages)
+    host: str = Field(default="127.0.0.1", description="address the HTTP server listens on")
+    port: int = Field(default=8080, ge=1, le=65535, description="its port")
+    public_url: str | None = Field(
+        default=None,
+        description=(
+            "The service's external URL. When it is set, approval messages carry links to view the "
+            "approval (`<public_url>/ui/approvals/<id>`) and to approve or reject it (`POST "
+            "<public_url>/api/approvals/<id>/approve`, `.../reject`). An `https://` URL also makes "
+            "the UI's session cookie `Secure`."
+        ),
+    )  # used in links sent to people (approval messages)
 
 
 class AlertmanagerIntakeSpec(SpecModel):
     # A `resolved` notification says a problem went away: by default it starts no run.
-    resolved: Literal["ignore", "run"] = "ignore"
+    resolved: Literal["ignore", "run"] = Field(
+        default="ignore",
+        description=(
+            '`ignore`: a resolved Alertmanager notification starts no run (`202 {"status": '
+            '"ignored_resolved"}`). `run`: it runs like a firing one; its `metadata.status` is '
+            "`resolved` and can be matched."
+        ),
+    )
 
 
 class IntakeSpec(SpecModel):
@@ -292,14 +293,35 @@ class IntakeSpec(SpecModel):
 
 
 class OpenClawSpec(SpecModel):
-    url: str | None = None  # ws://host:18789 (http(s):// is read as ws(s)://)
-    identity_dir: str = "~/.openclaw/identity"  # holds device.json and device-auth.json
-    token: str | None = None  # the gateway's token; else the operator token of device-auth.json
-    client_id: str = "gateway-client"
-    client_mode: str = "backend"
-    role: str = "operator"
-    scopes: list[str] = Field(default_factory=lambda: ["operator.read", "operator.write"])
-    connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    url: str | None = Field(
+        default=None,
+        description=(
+            "the gateway's WebSocket, such as `ws://openclaw.internal:18789` (`http(s)://` is read as "
+            "`ws(s)://`). **Required when a step, verifier or judge uses `executor: openclaw`.**"
+        ),
+    )  # ws://host:18789 (http(s):// is read as ws(s)://)
+    identity_dir: str = Field(
+        default="~/.openclaw/identity",
+        description=(
+            "the folder of `device.json` (`deviceId`, `privateKeyPem`: the Ed25519 key the device was "
+            "paired with) and `device-auth.json` (`tokens.<role>.token`). Relative to "
+            "`vectorstep.yaml`."
+        ),
+    )  # holds device.json and device-auth.json
+    token: str | None = Field(
+        default=None,
+        description=(
+            "the token sent in `connect` (`auth.token`) and signed into the payload; take it from the environment"
+        ),
+        json_schema_extra={"doc_default": "the `device-auth.json` token of `role`"},
+    )  # the gateway's token; else the operator token of device-auth.json
+    client_id: str = Field(default="gateway-client", description="the client id declared in `connect`")
+    client_mode: str = Field(default="backend", description="the client mode declared in `connect`")
+    role: str = Field(default="operator", description="the role requested")
+    scopes: list[str] = Field(
+        default_factory=lambda: ["operator.read", "operator.write"], description="the scopes requested"
+    )
+    connect_timeout_seconds: float = Field(default=10.0, gt=0, description="how long to wait for the WebSocket to open")
 
 
 class ExecutorsSpec(SpecModel):
@@ -309,36 +331,105 @@ class ExecutorsSpec(SpecModel):
 class TelemetrySpec(SpecModel):
     # OTLP/HTTP traces (for example http://otel-collector:4318); the standard OTEL_EXPORTER_OTLP_*
     # variables turn them on as well.
-    otlp_endpoint: str | None = None
-    service_name: str = "vectorstep"
-    headers: dict[str, str] = Field(default_factory=dict)
+    otlp_endpoint: str | None = Field(
+        default=None, description="an OTLP/HTTP collector, such as `http://otel-collector:4318` (`/v1/traces` is added)"
+    )
+    service_name: str = Field(default="vectorstep", description="the `service.name` of the spans")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="sent with every export (an API key of a hosted backend; take it from the environment)",
+    )
 
 
 class ServiceSpec(SpecModel):
-    database: DatabaseSpec = Field(default_factory=DatabaseSpec)
-    pipelines_dir: str = "./pipelines"
-    steps_dir: str = "./steps"
-    agents_dir: str = "./agents"
-    gateway: GatewaySpec = Field(default_factory=GatewaySpec)
-    executors: ExecutorsSpec = Field(default_factory=ExecutorsSpec)
-    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
-    mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
-    python_tools: dict[str, list[str]] = Field(default_factory=dict)  # group → ["package.module:function", ...]
-    limits: LimitsSpec = Field(default_factory=LimitsSpec)
-    tool_policy: ToolPolicySpec = Field(default_factory=ToolPolicySpec)
-    auth: AuthSpec = Field(default_factory=AuthSpec)
-    human_approval: HumanApprovalSpec = Field(default_factory=HumanApprovalSpec)
-    notifications: NotificationChannelsSpec = Field(default_factory=NotificationChannelsSpec)
-    dedup: ServiceDedupSpec = Field(default_factory=ServiceDedupSpec)
-    concurrency: ConcurrencySpec = Field(default_factory=ConcurrencySpec)
-    calibration: CalibrationSettingsSpec = Field(default_factory=CalibrationSettingsSpec)
-    replay: ReplaySettingsSpec = Field(default_factory=ReplaySettingsSpec)
-    pricing: PricingSpec = Field(default_factory=PricingSpec)
-    server: ServerSpec = Field(default_factory=ServerSpec)
-    intake: IntakeSpec = Field(default_factory=IntakeSpec)
-    telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    database: DatabaseSpec = Field(
+        default_factory=DatabaseSpec, description="where runs are stored ([database](#database))"
+    )
+    pipelines_dir: str = Field(
+        default="./pipelines", description="folder of pipeline files", json_schema_extra={"doc_type": "path"}
+    )
+    steps_dir: str = Field(
+        default="./steps", description="folder of library step files", json_schema_extra={"doc_type": "path"}
+    )
+    agents_dir: str = Field(
+        default="./agents", description="folder of agent folders", json_schema_extra={"doc_type": "path"}
+    )
+    gateway: GatewaySpec = Field(
+        default_factory=GatewaySpec,
+        description="where agents run ([gateway](#gateway))",
+        json_schema_extra={"doc_default": "`{mode: embedded}`"},
+    )
+    executors: ExecutorsSpec = Field(
+        default_factory=ExecutorsSpec,
+        description="settings of executors that reach outside VectorStep ([executors](#executors))",
+        json_schema_extra={"doc_default": "see [executors](#executors)"},
+    )
+    providers: dict[str, ProviderSpec] = Field(
+        default_factory=dict,
+        description="model provider credentials and endpoints ([providers](#providers))",
+        json_schema_extra={"doc_type": "mapping of name → provider"},
+    )
+    mcp_servers: dict[str, McpServerSpec] = Field(
+        default_factory=dict,
+        description="MCP tool servers agents can be granted ([mcp_servers](#mcp_servers))",
+        json_schema_extra={"doc_type": "mapping of name → server"},
+    )
+    python_tools: dict[str, list[str]] = Field(
+        default_factory=dict, description="Python functions as tools, in named groups ([python_tools](#python_tools))"
+    )  # group → ["package.module:function", ...]
+    limits: LimitsSpec = Field(
+        default_factory=LimitsSpec,
+        description="agent runtime limits",
+        json_schema_extra={"doc_default": "see [limits](#limits)"},
+    )
+    tool_policy: ToolPolicySpec = Field(
+        default_factory=ToolPolicySpec, description="operator rules over tool calls ([tool_policy](#tool_policy))"
+    )
+    auth: AuthSpec = Field(default_factory=AuthSpec, description="API and webhook tokens ([auth](#auth))")
+    human_approval: HumanApprovalSpec = Field(
+        default_factory=HumanApprovalSpec,
+        description="how people are asked for approvals ([human_approval](#human_approval))",
+    )
+    notifications: NotificationChannelsSpec = Field(
+        default_factory=NotificationChannelsSpec,
+        description="credentials of notification channels ([notifications](#notifications-channels))",
+    )
+    dedup: ServiceDedupSpec = Field(
+        default_factory=ServiceDedupSpec, description="duplicate-trigger suppression ([dedup](#dedup))"
+    )
+    concurrency: ConcurrencySpec = Field(
+        default_factory=ConcurrencySpec,
+        description=("runs at once per process, the queue's bound, the shutdown grace ([concurrency](#concurrency))"),
+    )
+    calibration: CalibrationSettingsSpec = Field(
+        default_factory=CalibrationSettingsSpec,
+        description="calibration settings ([calibration](#calibration-settings))",
+        json_schema_extra={"doc_default": "`{n_min: 20, bin_width: 0.1, estimator: lower_bound, confidence: 0.9}`"},
+    )
+    replay: ReplaySettingsSpec = Field(
+        default_factory=ReplaySettingsSpec,
+        description="which agents may be replayed, and how ([replay](#replay-settings))",
+    )
+    pricing: PricingSpec = Field(
+        default_factory=PricingSpec, description="token prices, for step and run cost ([pricing](#pricing))"
+    )
+    server: ServerSpec = Field(default_factory=ServerSpec, description="HTTP server settings ([server](#server))")
+    intake: IntakeSpec = Field(
+        default_factory=IntakeSpec,
+        description="how webhook events are taken in ([intake](#intake))",
+    )
+    telemetry: TelemetrySpec = Field(
+        default_factory=TelemetrySpec, description="OpenTelemetry traces of runs ([telemetry](#telemetry))"
+    )
     # Variables whose `${VAR}` values are not secrets (a namespace, a region): shown as they are.
-    public_vars: list[str] = Field(default_factory=list)
+    public_vars: list[str] = Field(
+        default_factory=list,
+        description=(
+            "variables whose `${VAR}` values are not secrets: every other value a `${VAR}` put in is "
+            "masked in pages, API answers, run records and logs ([security.md](security.md#secrets))"
+        ),
+        json_schema_extra={"doc_type": "list of variable names"},
+    )
 
     @field_validator("mcp_servers", "python_tools")
     @classmethod
