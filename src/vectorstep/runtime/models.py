@@ -39,9 +39,11 @@ ModelResolver = Callable[[AgentDefinition, str], ResolvedModel]
 class HttpClients:
     """One pooled HTTP client per provider for the process's life, sending through aiohttp.
 
-    The SDKs' aiohttp transport (`openai[aiohttp]`, `anthropic[aiohttp]`) costs about a fifth less
-    CPU per model call than their default httpx2 transport (benchmarks/README.md). An aiohttp pool
-    belongs to the event loop it first ran on, so a process that runs a second loop gets new clients.
+    The SDKs' aiohttp transport (`openai[aiohttp]`, `anthropic[aiohttp]`) costs a fifth to a third
+    less CPU per model call than their default httpx2 transport when calls overlap
+    (benchmarks/bench_model_call.py). An aiohttp pool belongs to the event loop it first ran on, so
+    a process that runs a second loop gets new clients (the old ones cannot be closed on a loop
+    that has ended).
     """
 
     def __init__(self) -> None:
