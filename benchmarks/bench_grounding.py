@@ -16,6 +16,10 @@ the full text of every tool result and labelled claims — for each set (`tuning
 - **speed**: milliseconds to build one judge transcript.
 
     python benchmarks/bench_grounding.py [--budget 1500]
+    python benchmarks/bench_grounding.py --misses [--family loki]   # the tuning set's missed true claims
+
+`--misses` prints, for the tuning set only (never a held-out one), each true claim whose evidence
+the windows hide, with what the judge is shown of the result that holds it; it writes no results.
 """
 
 from __future__ import annotations
@@ -102,6 +106,29 @@ def visibility(cases: list[dict[str, Any]], budget: int, windows: bool) -> dict[
     }
 
 
+def print_misses(cases: list[dict[str, Any]], budget: int, family: str | None) -> None:
+    """Each true claim of `cases` whose evidence the windows hide, with the window of its result."""
+    missed = 0
+    for case in cases:
+        events, whole = trace_of(case)
+        answer = {key: value for key, value in case["answer"].items() if key not in ("raw_response", "artifacts")}
+        transcript = build_transcript(events, whole, answer, max_chars=budget, evidence_windows=True)
+        for claim in case["claims"]:
+            if not (claim["supported"] and claim["evidence"]):
+                continue
+            hidden = [evidence for evidence in claim["evidence"] if evidence not in transcript.text]
+            if not hidden or (family is not None and family_of(case, claim) != family):
+                continue
+            missed += 1
+            print(f"=== {case['name']} [{family_of(case, claim)}] {claim['claim']}")
+            print(f"    hidden: {hidden}")
+            for number, call in enumerate(case["tool_calls"]):
+                if any(evidence in call["result"] for evidence in claim["evidence"]):
+                    entry = next(e for e in transcript.entries if f" of [{2 * number + 1}] " in e)
+                    print(f"--- result c{number} ({len(call['result'])} chars):\n{entry}\n")
+    print(f"{missed} true claims missed")
+
+
 def _judge_prompt(case: dict[str, Any], answer: dict[str, Any], transcript: Any) -> str:
     return render_strict(
         prompt_template("grounding_judge"),
@@ -177,7 +204,12 @@ def corpus_figures(cases: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=int, default=1500)
+    parser.add_argument("--misses", action="store_true", help="print the tuning set's missed true claims")
+    parser.add_argument("--family", help="with --misses: only claims whose evidence is in this family")
     args = parser.parse_args()
+    if args.misses:
+        print_misses(load("tuning"), args.budget, args.family)
+        return
     result: dict[str, Any] = {"budget_chars_per_entry": args.budget}
     for name in SETS:
         cases = load(name)

@@ -44,8 +44,14 @@ def context_of(text: str, needle: str) -> list[str]:
             "y:2",
             "- name: sidecar\n  image: y:2",
         ),
+        (
+            # A log whose lines open with a bracket is lines, though its first one reads as a JSON array.
+            "[checkout-5]\n13:41:07 INFO ready\n13:41:09 ERROR pool exhausted\n13:41:10 INFO retry\n" * 3,
+            "ERROR",
+            "13:41:09 ERROR pool exhausted",
+        ),
     ],
-    ids=["json", "pretty-json", "ndjson", "log-continuation", "kubectl-table", "psql", "yaml-list"],
+    ids=["json", "pretty-json", "ndjson", "log-continuation", "kubectl-table", "psql", "yaml-list", "bracketed-log"],
 )
 def test_a_value_belongs_to_its_record(text: str, needle: str, record: str) -> None:
     assert record_of(text, needle) == record

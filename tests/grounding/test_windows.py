@@ -293,7 +293,8 @@ def test_a_record_that_no_longer_fits_does_not_stop_a_smaller_one_that_does() ->
     two_facts = "two facts: id=888 and id=999" + " padding" * 25  # the better value, too long for what is left
     one_fact = "one fact: id=555" + " pad" * 30
     text = "\n".join([*filler[:10], two_facts, *filler[10:20], one_fact, *filler[20:30], "x-1 id=777", *filler[30:]])
-    window = shown(text, "id=777, id=888 id=999, id=555", budget=350)
+    # Four separate statements: no record wins for showing two of one statement's anchors together.
+    window = shown(text, "id=777", "id=888", "id=999", "id=555", budget=350)
     assert "id=777" in window and one_fact in window and "id=888" not in window
 
 
@@ -389,3 +390,34 @@ def test_a_result_s_windows_say_how_many_of_its_facts_they_leave_out(
     assert_faithful(OOM_LOG, window)
     assert [pod for pod in OOM_PODS if f"worker-{pod}-5d8f7" in window] == pods
     assert hidden == left_out
+
+
+def test_the_record_that_shows_a_statements_anchors_together_beats_records_that_show_each_alone() -> None:
+    # Two short lines hold one id each; only a long one says both together, as the statement does.
+    lines = [f"2024-06-11T13:{n:02d}:00Z dep-{4900 + n} checkout-api rolled out {n:07x}" for n in range(40)]
+    lines[7] = "2024-06-11T13:07:00Z dep-4940 checkout-api scheduled"
+    lines[31] = "2024-06-11T13:31:00Z image 4f2a9c1 scanned"
+    lines[22] = "2024-06-11T13:22:00Z dep-4940 checkout-api rolled out 4f2a9c1 after approval by" + " the manager" * 12
+    window = shown("\n".join(lines), "dep-4940 rolled out 4f2a9c1", budget=350)
+    assert "dep-4940 checkout-api rolled out 4f2a9c1" in window
+
+
+def test_a_timestamp_in_a_short_tuple_is_shown_with_the_log_line_it_dates() -> None:
+    # A Loki stream's values are [timestamp-ns, line]: the time alone does not say what happened then.
+    base = 1718111400
+    streams = [
+        {
+            "stream": {"app": "checkout", "pod": f"checkout-{n}"},
+            "values": [
+                [
+                    f"{base + 60 * n + k}000000000",
+                    f'level=info msg="request served" id=r{n}-{k}' + " trace=0af7651916cd" * 14,
+                ]
+                for k in range(20)
+            ],
+        }
+        for n in range(8)
+    ]
+    text = json.dumps({"status": "success", "data": {"resultType": "streams", "result": streams}})
+    window = shown(text, "the request at 2024-06-11T13:15:13Z was served", budget=600)
+    assert '["1718111713000000000", "level=info msg=\\"request served\\" id=r5-13' in window

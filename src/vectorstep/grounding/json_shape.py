@@ -26,6 +26,7 @@ _IDENTITY_KEYS = _IDENTITY_KEY_TEXT.split()
 _LABEL_SETS = frozenset({"metric", "labels", "stream", "tags"})
 IDENTITY_FIELDS = 3
 IDENTITY_FIELD_MAX_CHARS = 90
+TRAILING_MAX_CHARS = 200  # after a document: the runtime's cut marker, not more lines of text
 
 
 class _Malformed(Exception):
@@ -38,7 +39,10 @@ def json_document(text: str, start: int) -> Node | None:
     except _Malformed:
         return None
     root = node
-    if text[end:].strip():  # a marker or a second document after it: keep it, as a leaf
+    rest = len(text[end:].strip())
+    if rest > max(TRAILING_MAX_CHARS, end - start):
+        return None  # a log whose lines open with a bracket ("[pod-name] 13:41:07 …"), not a JSON document
+    if rest:  # a marker or a second document after it: keep it, as a leaf
         root = Node(0, len(text), [node, Node(end, len(text), record=True)])
         adopt(root)
     else:

@@ -24,35 +24,52 @@ from typing import Any
 
 from vectorstep.grounding.anchors import Anchor, answer_statements, statement_anchors
 from vectorstep.grounding.finding import ResultIndex
-from vectorstep.grounding.shapes import Shape, Span
+from vectorstep.grounding.shapes import Node, Shape, Span
 
 MARKER = "… [{omitted:,} characters omitted] …"
 INLINE_MARKER = "…[{omitted:,} chars omitted]…"
 HEAD_SHARE = 0.1
 FRAGMENT_CONTEXT = 90  # around an anchor inside a line too long to show whole
 LEAF_MAX = 320
+TUPLE_MAX_MEMBERS = 4
+TUPLE_MEMBER_HEAD = 120
 MAX_MATCHES_PER_ANCHOR = 40
 MAX_CANDIDATES = 200
 MARKER_ESTIMATE = 22
 REPEAT = 0.15  # what an anchor is worth in a second record
 MIN_SCORE = 0.005
 WEIGHTS = {"hard": 4.0, "name": 2.0, "word": 1.0}
+TOGETHER = 2.0  # what a statement's anchors add when one record shows them together
+GROUP_MAX_CHARS = 2000
 
 
-def answer_anchors(answer: Mapping[str, Any] | Sequence[str]) -> list[Anchor]:
+class AnswerAnchors(list[Anchor]):
+    """The anchors of an answer, each once, and which of them each statement made together."""
+
+    statements: tuple[frozenset[str], ...] = ()
+
+
+def answer_anchors(answer: Mapping[str, Any] | Sequence[str]) -> AnswerAnchors:
     """The anchors of everything an answer states (or of a list of statements), each once."""
     statements = answer_statements(answer) if isinstance(answer, Mapping) else list(answer)
     anchors: dict[str, Anchor] = {}
+    together: list[frozenset[str]] = []
     for statement in statements:
-        for anchor in statement_anchors(statement):
+        found = statement_anchors(statement)
+        together.append(frozenset(anchor.key for anchor in found))
+        for anchor in found:
             anchors.setdefault(anchor.key, anchor)
-    return list(anchors.values())
+    result = AnswerAnchors(anchors.values())
+    result.statements = tuple(together)
+    return result
 
 
 @dataclass
 class _Unit:
     spans: list[Span]
     anchors: set[str] = field(default_factory=set)
+    group: int = 0  # the record (or, in one large record, the block) it shows
+    statements: list[frozenset[str]] = field(default_factory=list)  # those it holds anchors of
 
 
 def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
@@ -68,6 +85,10 @@ class ResultWindows:
     def __init__(self, text: str, anchors: Sequence[Anchor]) -> None:
         self.text = text
         self._anchors = anchors
+        # Without the statements they came from, every anchor counts as said together.
+        self._statements = (
+            anchors.statements if isinstance(anchors, AnswerAnchors) else (frozenset(a.key for a in anchors),)
+        )
         self._shape = Shape(text)
         self._index = ResultIndex(text)
 
@@ -76,11 +97,19 @@ class ResultWindows:
         text, shape = self.text, self._shape
         chosen = _head(shape, budget)
         length = _rendered_length(text, chosen)
-        units, weights = _units(shape, self._index, self._anchors, budget)
+        units, weights = _units(shape, self._index, self._anchors, self._statements, budget)
         covered: set[str] = set()
+        shown_in: dict[int, set[str]] = {}  # group → the anchors shown in it
+        best: dict[frozenset[str], float] = {}  # statement → the most of it shown together in one group
 
         def score(unit: _Unit) -> float:
             gain = sum(weights[key] * (REPEAT if key in covered else 1.0) for key in unit.anchors)
+            if unit.statements:
+                keys = shown_in.get(unit.group, set()) | unit.anchors
+                gain += TOGETHER * sum(
+                    max(0.0, _together(statement, keys, weights) - best.get(statement, 0.0))
+                    for statement in unit.statements
+                )
             cost = _added(chosen, unit.spans)
             value = gain / (cost + 40)
             # Budget is a ceiling, not a target: a record that adds only repeats or common words costs the
@@ -103,7 +132,12 @@ class ResultWindows:
             attempt_length = _rendered_length(text, attempt)
             if attempt_length <= budget:  # the estimate was close; the rendering decides
                 chosen, length = attempt, attempt_length
-                covered |= units[position].anchors
+                unit = units[position]
+                covered |= unit.anchors
+                keys = shown_in.setdefault(unit.group, set())
+                keys |= unit.anchors
+                for statement in unit.statements:
+                    best[statement] = max(best.get(statement, 0.0), _together(statement, keys, weights))
         if not covered:
             return head_only(text, budget), len(weights)
         return render(text, chosen), sum(1 for key in weights if key not in covered)
@@ -138,13 +172,18 @@ def _head(shape: Shape, budget: int) -> list[Span]:
 
 
 def _units(
-    shape: Shape, index: ResultIndex, anchors: Sequence[Anchor], budget: int
+    shape: Shape,
+    index: ResultIndex,
+    anchors: Sequence[Anchor],
+    statements: Sequence[frozenset[str]],
+    budget: int,
 ) -> tuple[list[_Unit], dict[str, float]]:
     records = max(1, sum(1 for node in shape.root.walk() if node.record))
     whole_max = max(200, budget // 4)
     units: dict[tuple[Span, ...], _Unit] = {}
     weights: dict[str, float] = {}
     matches: list[tuple[str, Span]] = []
+    groups: dict[int, int] = {}
     for anchor in anchors:
         found = index.find(anchor)[:MAX_MATCHES_PER_ANCHOR]
         if not found:
@@ -155,7 +194,8 @@ def _units(
         matches.extend((anchor.key, span) for span in found)
         for span in found:
             spans = _unit_spans(shape, span, whole_max)
-            units.setdefault(tuple(spans), _Unit(spans))
+            group = id(_group(shape.leaf_at(span[0])))
+            units.setdefault(tuple(spans), _Unit(spans, group=groups.setdefault(group, len(groups))))
     matches.sort(key=lambda match: match[1])
     starts = [span[0] for _, span in matches]
     for unit in units.values():
@@ -163,8 +203,68 @@ def _units(
             first = bisect.bisect_left(starts, low)
             last = bisect.bisect_left(starts, high)
             unit.anchors.update(key for key, (_, end) in matches[first:last] if end <= high)
+    said = [found for found in (statement.intersection(weights) for statement in statements) if _telling(found)]
+    singles = list(units.values())
+    for unit in singles:
+        unit.statements = [statement for statement in said if len(statement & unit.anchors) >= 1]
+    for combined in _combined(singles, said, weights):
+        units.setdefault(tuple(combined.spans), combined)
     ranked = sorted(units.values(), key=lambda unit: -sum(weights[key] for key in unit.anchors))
     return ranked[:MAX_CANDIDATES], weights
+
+
+def _telling(keys: frozenset[str]) -> bool:
+    """Whether anchors found together say something: two or more, not all of them plain words."""
+    return len(keys) >= 2 and any(not key.startswith("word:") for key in keys)
+
+
+def _together(statement: frozenset[str], keys: set[str], weights: Mapping[str, float]) -> float:
+    """What a statement's anchors shown together in one record weigh."""
+    held = statement & keys
+    return sum(weights[key] for key in held) if _telling(held) else 0.0
+
+
+def _combined(singles: list[_Unit], said: list[frozenset[str]], weights: Mapping[str, float]) -> list[_Unit]:
+    """For each statement and each record that holds two or more of its anchors, one unit that shows
+    them all: the cheapest unit of each anchor in that record, together."""
+    by_group: dict[int, list[_Unit]] = {}
+    for unit in singles:
+        if unit.statements:
+            by_group.setdefault(unit.group, []).append(unit)
+    combined: list[_Unit] = []
+    for group, members in by_group.items():
+        if len(members) < 2:
+            continue
+        for statement in {statement for unit in members for statement in unit.statements}:
+            cheapest: dict[str, _Unit] = {}
+            for unit in members:
+                for key in unit.anchors & statement:
+                    if key not in cheapest or _size(unit) < _size(cheapest[key]):
+                        cheapest[key] = unit
+            picked = {id(unit): unit for unit in cheapest.values()}
+            if len(picked) < 2 or not _telling(frozenset(cheapest)):
+                continue
+            anchors = set().union(*(unit.anchors for unit in picked.values()))
+            spans = _merge(span for unit in picked.values() for span in unit.spans)
+            combined.append(_Unit(spans, anchors, group, [s for s in said if s & anchors]))
+    return combined
+
+
+def _size(unit: _Unit) -> int:
+    return sum(end - start for start, end in unit.spans)
+
+
+def _group(leaf: Node) -> Node:
+    """What anchors must share to be together: the record that holds them or, in a record too large
+    to be one fact (a whole `kubectl describe`, one big object), the largest block within it that is not."""
+    group = leaf
+    for node in [leaf, *leaf.ancestors()]:
+        if node.end - node.start > GROUP_MAX_CHARS:
+            break
+        group = node
+        if node.record:
+            break
+    return group
 
 
 def _unit_spans(shape: Shape, span: Span, whole_max: int) -> list[Span]:
@@ -179,7 +279,29 @@ def _unit_spans(shape: Shape, span: Span, whole_max: int) -> list[Span]:
         start = _snap(shape.text, max(leaf.start, span[0] - FRAGMENT_CONTEXT), backwards=True)
         end = _snap(shape.text, min(leaf.end, span[1] + FRAGMENT_CONTEXT), backwards=False)
         shown = [(leaf.start, min(leaf.end, leaf.start + 60)), (start, end)]
-    return _merge([*shown, *leaf.context(LEAF_MAX)])
+    return _merge([*shown, *_tuple_members(shape, leaf), *leaf.context(LEAF_MAX)])
+
+
+def _tuple_members(shape: Shape, leaf: Node) -> list[Span]:
+    """The other members of the short tuple a value sits in: a log line's timestamp, a timestamp's log
+    line (`[ns, line]`), a point's value. A long member is shown by its start, which says what it is."""
+    tuple_ = leaf.parent
+    if (
+        tuple_ is None
+        or tuple_.collection
+        or not 2 <= len(tuple_.children) <= TUPLE_MAX_MEMBERS
+        or shape.text[tuple_.start : tuple_.start + 1] != "["
+        or any(member.children for member in tuple_.children)
+    ):
+        return []
+    spans = []
+    for member in tuple_.children:
+        if member is not leaf:
+            end = member.end
+            if end - member.start > LEAF_MAX:
+                end = _snap(shape.text, member.start + TUPLE_MEMBER_HEAD, backwards=False)
+            spans.append((member.start, end))
+    return spans
 
 
 def _snap(text: str, position: int, *, backwards: bool) -> int:
@@ -195,8 +317,9 @@ def _snap(text: str, position: int, *, backwards: bool) -> int:
 def _merge(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for start, end in sorted(spans):
-        # A gap no longer than the marker that would replace it is cheaper shown than marked.
-        if merged and (gap := start - merged[-1][1]) <= len(INLINE_MARKER.format(omitted=gap)):
+        # A gap no longer than the marker that would replace it (on a line of its own, if the gap holds a
+        # line break) is no dearer shown than marked, and showing it keeps neighbouring fields together.
+        if merged and (gap := start - merged[-1][1]) <= len(MARKER.format(omitted=gap)) + 2:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         elif end > start:
             merged.append((start, end))
