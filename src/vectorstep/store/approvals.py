@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from vectorstep.domain.approvals import Approval, ApprovalRequest, ApprovalStatus
 from vectorstep.errors import NotFoundError
 from vectorstep.store.database import Database
+from vectorstep.store.insight_rollup import mark_approval_hour, mark_hour
 from vectorstep.store.tables import approvals
 
 
@@ -36,8 +37,13 @@ class ApprovalRepository:
             "expires_at": expires_at,
             "checkpoint": dict(request.checkpoint) if request.checkpoint is not None else None,
         }
+
+        def work(connection: Connection) -> None:
+            connection.execute(insert(approvals), [row])
+            mark_hour(connection, created_at)
+
         try:
-            await self.database.write(lambda connection: connection.execute(insert(approvals), [row]))
+            await self.database.write(work)
         except IntegrityError:  # asked before (a resumed run asks again): the same approval
             existing = await self.find(request.run_id, request.step, request.check)
             if existing is None:
@@ -78,6 +84,7 @@ class ApprovalRepository:
                 .where(approvals.c.id == full_id, approvals.c.status == ApprovalStatus.PENDING.value)
                 .values(status=status.value, decided_by=by, decided_at=at)
             )
+            mark_approval_hour(connection, full_id)
             return int(result.rowcount)
 
         changed = await self.database.write(work)

@@ -11,7 +11,7 @@ from vectorstep.errors import DatabaseUnreachable
 from vectorstep.spec.settings import redact_url
 from vectorstep.store.database import Database
 
-HEAD_REVISION = "0008"
+HEAD_REVISION = "0009"
 MIGRATION_LOCK = 7_340_213  # the advisory lock PostgreSQL migrations hold (any constant of ours)
 MIGRATIONS = Path(__file__).parent / "migrations"
 

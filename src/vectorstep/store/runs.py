@@ -17,8 +17,10 @@ from vectorstep.store.artifacts import insert_artifacts
 from vectorstep.store.calibration_cells import count_new_step, step_columns
 from vectorstep.store.database import Database
 from vectorstep.store.dedup import claim_dedup
+from vectorstep.store.insight_rollup import mark_hour, mark_run_hour
 from vectorstep.store.rows import log_entry, log_row, run_record, run_row, step_record, step_row
 from vectorstep.store.tables import pipeline_run_events, pipeline_runs, pipeline_steps
+from vectorstep.store.tool_calls import insert_tool_calls
 from vectorstep.store.versions import record_versions
 
 
@@ -52,6 +54,7 @@ class RunRepository:
             leased = {"lease_owner": lease[0], "lease_expires_at": lease[1]} if lease else {}
             connection.execute(insert(pipeline_runs).values(**run_row(run), **leased))
             connection.execute(insert(pipeline_run_events).values(log_row(log)))
+            mark_hour(connection, run.started_at)
 
         try:
             await self.database.write(work)
@@ -79,8 +82,10 @@ class RunRepository:
             connection.execute(insert(pipeline_steps), [row])
             count_new_step(connection, calibration)
             insert_artifacts(connection, record)
+            insert_tool_calls(connection, record)
             record_versions(connection, record, pipeline or _pipeline_of(connection, record.run_id))
             connection.execute(insert(pipeline_run_events), [log_row(log)])
+            mark_hour(connection, record.started_at)
 
         await self.database.write(work)
 
@@ -113,6 +118,7 @@ class RunRepository:
         def work(connection: Connection) -> None:
             connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
             connection.execute(insert(pipeline_run_events), [log_row(log)])
+            mark_run_hour(connection, run_id)
 
         await self.database.write(work)
 
@@ -229,6 +235,7 @@ class RunRepository:
                     .values(lease_owner=None, lease_expires_at=None)
                 )
             connection.execute(insert(pipeline_run_events), [log_row(log)])
+            mark_run_hour(connection, run_id)
 
         await self.database.write(work)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -110,6 +113,94 @@ pipeline_steps = Table(
     UniqueConstraint("run_id", "step_name"),
     Index(None, "step_name", "agent_version", "prompt_hash"),
     Index(None, "agent", "agent_version"),  # an agent's version history
+    Index(None, "started_at"),  # insights: steps over a period
+)
+
+# Insights (docs/insights.md): per step, the calls of each tool its agent made, written with the step so
+# tool figures are a GROUP BY here rather than a read of every trace.
+step_tool_calls = Table(
+    "step_tool_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", String(200), nullable=False),
+    Column("tool_name", String(200), nullable=False),
+    Column("calls", Integer, nullable=False),
+    Column("errors", Integer, nullable=False),  # results marked as errors (denials included)
+    Column("denied", Integer, nullable=False),  # refused by the tool policy
+    Column("started_at", UTCDateTime, nullable=False),  # the step's
+    Index(None, "started_at", "tool_name"),
+    Index(None, "run_id"),
+)
+
+# The hours ('YYYY-MM-DD HH', UTC) whose insight rows are out of date: every write that changes a run,
+# a step or an approval marks its hour (one insert that does nothing when the hour is already marked),
+# and the insights reader recomputes a marked hour from the rows before it reads.
+insight_dirty_hours = Table("insight_dirty_hours", metadata, Column("hour", String(13), primary_key=True))
+
+
+def _insight_table(name: str, keys: list[str], *figures: Column[Any]) -> Table:
+    """Figures per time bucket ('h' rows per hour, 'd' rows per day, summed from the hours) and per key."""
+    return Table(
+        name,
+        metadata,
+        Column("grain", String(1), primary_key=True),
+        Column("bucket", String(13), primary_key=True),
+        *[Column(key, String(200), primary_key=True) for key in keys],  # "" for none
+        *figures,
+    )
+
+
+_DIMENSIONS = ["pipeline", "team", "step", "agent", "model"]
+insight_runs = _insight_table(
+    "insight_runs",
+    ["pipeline", "team", "status"],
+    Column("runs", Integer, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost", Float, nullable=False),
+    Column("max_tokens", BigInteger, nullable=False),  # of one run
+    Column("max_cost", Float, nullable=False),
+)
+insight_steps = _insight_table(
+    "insight_steps",
+    _DIMENSIONS,
+    Column("steps", Integer, nullable=False),
+    Column("trust_sum", Float, nullable=False),
+    Column("trusted", Integer, nullable=False),  # steps with a combined trust
+    Column("escalated", Integer, nullable=False),
+    Column("graded", Integer, nullable=False),  # steps with both S and G
+    Column("divergent", Integer, nullable=False),  # ... whose S and G are far apart
+    Column("verified", Integer, nullable=False),
+    Column("overridden", Integer, nullable=False),  # the verifier lowered the confidence
+    Column("checked", Integer, nullable=False),
+    Column("check_failures", Integer, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost", Float, nullable=False),
+)
+insight_scatter = _insight_table(
+    "insight_scatter",
+    _DIMENSIONS,
+    Column("s_cell", Integer, primary_key=True),  # tenths: 0 is 0.0–0.1, 9 is 0.9–1.0
+    Column("g_cell", Integer, primary_key=True),
+    Column("steps", Integer, nullable=False),
+)
+insight_tools = _insight_table(
+    "insight_tools",
+    [*_DIMENSIONS, "tool"],
+    Column("calls", Integer, nullable=False),
+    Column("errors", Integer, nullable=False),
+    Column("denied", Integer, nullable=False),
+)
+insight_approvals = _insight_table(
+    "insight_approvals",
+    ["pipeline", "team", "step"],
+    Column("asked", Integer, nullable=False),
+    Column("decided", Integer, nullable=False),  # by a person
+    Column("timed_out", Integer, nullable=False),  # decided by the clock
+    Column("latency_sum_s", Float, nullable=False),  # of the decisions people made
+    Column("latency_max_s", Float, nullable=False),
 )
 
 # Per calibration bucket and cell of 0.01 of predicted trust: how many labelled production steps, and
@@ -157,6 +248,7 @@ approvals = Table(
     Column("checkpoint", JSONDocument),
     UniqueConstraint("run_id", "step_name", "check_name"),
     Index(None, "status", "created_at"),
+    Index(None, "created_at"),  # insights: approvals asked in an hour
 )
 
 # One row per (pipeline, fingerprint): its primary key is what makes dedup hold under concurrency.

@@ -33,6 +33,7 @@ from vectorstep.web.headers import SecurityHeaders
 from vectorstep.web.limits import BodyLimit
 from vectorstep.web.service import Service
 from vectorstep.web.ui.calibration_pages import router as calibration_ui_router
+from vectorstep.web.ui.insight_pages import router as insight_ui_router
 from vectorstep.web.ui.pages import install as install_sign_in
 from vectorstep.web.ui.pages import router as ui_router
 from vectorstep.web.ui.replay_pages import router as replay_ui_router
@@ -86,6 +87,7 @@ def create_app(settings: Settings, *, clock: Clock | None = None, workers_inline
     app.include_router(api_router)
     app.include_router(ui_router)
     app.include_router(calibration_ui_router)
+    app.include_router(insight_ui_router)
     app.include_router(replay_ui_router)
     app.include_router(version_ui_router)
     app.include_router(docs_router)

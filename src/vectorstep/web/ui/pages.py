@@ -18,10 +18,12 @@ from vectorstep.errors import NotFoundError, PayloadError
 from vectorstep.intake.generic import manual_context
 from vectorstep.readiness import pipeline_readiness
 from vectorstep.store.feedback import LABELS, Mark
+from vectorstep.store.insights import InsightRepository
 from vectorstep.store.runs import RunFilter
 from vectorstep.web.auth import LOCAL, SESSION_HOURS, SESSION_KEY, Action, Principal, check_csrf, principal_of
 from vectorstep.web.deps import auth_of, service_of, visible_pipeline, visible_pipelines
 from vectorstep.web.redact import redacted, redacted_yaml
+from vectorstep.web.ui.insight_view import period_of, trend_chart
 from vectorstep.web.ui.marking_view import queue_at
 from vectorstep.web.ui.render import page
 from vectorstep.web.ui.run_view import run_view
@@ -145,9 +147,12 @@ async def dashboard(request: Request, principal: Reader) -> Response:
     recent = await service.runs.list_runs(RunFilter(teams=scope), limit=10)
     pending = await service.approvals.list_approvals(status=ApprovalStatus.PENDING, limit=10, teams=scope)
     pipelines = visible_pipelines(service, principal)
+    days = period_of("14d", service.clock.now())
+    trend = await InsightRepository(service.database).trust_trend(days.where(None, None, scope))
     return page(
         request,
         "dashboard.html",
+        trend=trend_chart(trend, days.buckets),
         counts=counts,
         total=sum(counts.values()),
         recent=recent,

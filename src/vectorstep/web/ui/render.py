@@ -15,7 +15,7 @@ from vectorstep.trust.explain import score_text
 from vectorstep.web.auth import csrf_token
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
-ASSET_VERSION = "4"  # bumped when app.css or app.js changes
+ASSET_VERSION = "5"  # bumped when app.css or app.js changes
 
 
 def _when(value: datetime | None) -> str:
