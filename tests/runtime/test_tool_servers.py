@@ -39,6 +39,36 @@ async def test_a_server_that_dies_is_started_again_on_the_next_call() -> None:
         await connection.aclose()
 
 
+async def test_a_server_that_exits_says_its_exit_code_and_stderr_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="vectorstep")
+    connection = McpConnection("tools", stdio())
+    try:
+        died = await connection.call("die", {}, 10)
+        assert died == died.__class__("tool tools__die failed: its server exited with code 9", is_error=True)
+        exits = [r for r in caplog.records if r.levelno == logging.WARNING and "exited with code 9" in r.message]
+        assert len(exits) == 1
+        assert "--- its stderr ---\nfatal: lost the connection to the metrics backend" in exits[0].message
+        assert (await connection.call("echo", {"text": "back"}, 10)).content == "back"
+    finally:
+        await connection.aclose()
+    # Stopping it ourselves is no exit to report.
+    assert len([r for r in caplog.records if "exited with code" in r.message]) == 1
+
+
+async def test_a_tool_that_calls_sys_exit_fails_its_call_instead_of_hanging_it() -> None:
+    # The server's interpreter would wait for its stdin reader; the call would run into its timeout.
+    connection = McpConnection("tools", stdio())
+    try:
+        quit_call = await asyncio.wait_for(connection.call("give_up", {"code": 4}, 120), 60)
+        assert quit_call == quit_call.__class__(
+            "tool tools__give_up failed: its server exited with code 4", is_error=True
+        )
+        assert (await connection.call("echo", {"text": "back"}, 10)).content == "back"
+        assert connection.starts == 2
+    finally:
+        await connection.aclose()
+
+
 async def test_a_server_that_cannot_start_is_backed_off_and_reported() -> None:
     connection = McpConnection("tools", stdio("--crash"))
     try:

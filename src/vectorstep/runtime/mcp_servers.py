@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
 import json
 import logging
 import os
+import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
@@ -29,6 +32,14 @@ log = logging.getLogger(__name__)
 
 STDERR_TAIL_CHARS = 2000
 MAX_BACKOFF_SECONDS = 60.0
+PING_INTERVAL_SECONDS = 2.0
+EXIT_WAIT_SECONDS = 2.0  # for a call that broke: how long the exit code may take to arrive
+STDERR_SETTLE_SECONDS = 0.5  # for the last stderr lines of an exited server (a grandchild may hold it open)
+
+# Set in a connection's own task: told about the server process the SDK starts there.
+_on_spawn: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
+    "vectorstep_mcp_on_spawn", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,9 @@ class McpConnection:
         self._start_lock = asyncio.Lock()
         self._stderr = StderrDrain(name)
         self._failures = 0  # consecutive failed starts: the backoff grows with them
+        self._stopping = False  # set when we end the process: its exit is ours, not news
+        self._exited = ""  # how the process ended on its own ("exited with code 3"), once it did
+        self._exit_watch: asyncio.Task[None] | None = None
         self._retry_at = 0.0
         self.starts = 0
 
@@ -95,13 +109,38 @@ class McpConnection:
     async def call(self, tool: str, arguments: dict[str, Any], timeout_seconds: float) -> ToolOutcome:
         client = await self._connected()
         try:
-            result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout_seconds)
+            result = await asyncio.wait_for(self._call_pinging(client, tool, arguments), timeout_seconds)
         except TimeoutError:
             return ToolOutcome(f"tool {self.name}__{tool} timed out after {timeout_seconds:g}s", is_error=True)
         except Exception as error:  # the server died mid-call: say so; the next call starts it again
+            exited = await self._exit_soon()
             await self._drop(error)
-            return ToolOutcome(f"tool {self.name}__{tool} failed: {_root_cause(error)}", is_error=True)
+            why = f"its server {exited}" if exited else str(_root_cause(error))
+            return ToolOutcome(f"tool {self.name}__{tool} failed: {why}", is_error=True)
         return ToolOutcome(content=_result_text(result), is_error=bool(result.is_error))
+
+    async def _call_pinging(self, client: Client, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """The call, with a ping every few seconds while it runs.
+
+        A Python server whose tool calls `sys.exit` stops serving but does not exit: its interpreter
+        waits for the thread blocked reading stdin, so the call would hang until its timeout. A ping
+        unblocks that read; the process exits and the call fails at once with the connection closed.
+        A live server just answers the ping, whatever its answer is not waited for.
+        """
+        call = asyncio.ensure_future(client.call_tool(tool, arguments))
+        pings: set[asyncio.Task[Any]] = set()
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=PING_INTERVAL_SECONDS)
+                if done:
+                    return call.result()
+                ping = asyncio.create_task(_quietly(client.session.send_ping()))
+                pings.add(ping)
+                ping.add_done_callback(pings.discard)
+        finally:
+            call.cancel()
+            for ping in list(pings):
+                ping.cancel()
 
     async def _connected(self) -> Client:
         async with self._start_lock:
@@ -111,6 +150,7 @@ class McpConnection:
                     raise ToolError(f"{self._failure_message()} (started again in {wait:.0f}s)")
                 self._ready = asyncio.Event()
                 self._tools = None
+                self._stopping, self._exited, self._exit_watch = False, "", None
                 self.starts += 1
                 self._task = asyncio.create_task(self._serve(), name=f"mcp-server-{self.name}")
                 with contextlib.suppress(TimeoutError):
@@ -126,12 +166,40 @@ class McpConnection:
 
     async def _drop(self, error: BaseException) -> None:
         """Forget a connection that broke (the call is not repeated: it may have acted)."""
-        log.warning("tool server %s broke: %s; it is started again on the next call", self.name, _root_cause(error))
-        self._failure = _root_cause(error)
+        if not self._exited:  # an exit was logged already, with its code and stderr
+            log.warning("tool server %s broke: %s; it is started again on the next call", self.name, _root_cause(error))
+        self._failure = _root_cause(error) if not self._exited else ToolError(self._exited)
+        self._stopping = True  # what follows is our doing: not an exit to report
         task, self._client = self._task, None
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+    def _spawned(self, process: Any) -> None:
+        self._exit_watch = asyncio.create_task(self._watch_exit(process), name=f"mcp-server-{self.name}-exit")
+
+    async def _watch_exit(self, process: Any) -> None:
+        """A server process that ends on its own: its exit code and the last of its stderr go to the log."""
+        code = await process.wait()
+        if self._stopping:
+            return
+        await self._stderr.settled()
+        self._exited = _exit_text(code)
+        tail = self._stderr.tail()
+        log.warning(
+            "tool server %s %s; it is started again on the next call%s",
+            self.name,
+            self._exited,
+            f"\n--- its stderr ---\n{tail}" if tail else " (it wrote nothing to stderr)",
+        )
+        await self._drop(ToolError(self._exited))
+
+    async def _exit_soon(self) -> str:
+        """How the server process ended, when a broken call suggests it did (waited for briefly)."""
+        if self._exit_watch is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._exit_watch), EXIT_WAIT_SECONDS)
+        return self._exited
 
     async def _serve(self) -> None:
         try:
@@ -158,6 +226,8 @@ class McpConnection:
             http = create_mcp_http_client(headers=dict(self.spec.headers))
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(self.spec.url, http_client=http), cache=None)
+        _report_spawns()
+        _on_spawn.set(self._spawned)  # this task's context: the process this connection starts
         parameters = StdioServerParameters(
             command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env), cwd=self.spec.cwd
         )
@@ -170,6 +240,7 @@ class McpConnection:
         return f"{message}\n--- its stderr ---\n{tail}" if tail else message
 
     async def aclose(self) -> None:
+        self._stopping = True
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(Exception):
@@ -205,6 +276,11 @@ class StderrDrain:
         finally:
             transport.close()
 
+    async def settled(self) -> None:
+        """Wait (bounded) for the readers to reach the end of what the exited process wrote."""
+        if self._readers:
+            await asyncio.wait([asyncio.shield(reader) for reader in self._readers], timeout=STDERR_SETTLE_SECONDS)
+
     def tail(self) -> str:
         return "\n".join(self._lines)[-STDERR_TAIL_CHARS:].strip()
 
@@ -212,6 +288,42 @@ class StderrDrain:
         for reader in self._readers:
             reader.cancel()
         await asyncio.gather(*self._readers, return_exceptions=True)
+
+
+def _report_spawns() -> None:
+    """Have the SDK's stdio client tell the connection that starts a server its process.
+
+    `stdio_client` keeps the process to itself, and its exit code is what says why a server went away.
+    Its spawn function is wrapped once; the wrapper hands each process to `_on_spawn` of the task that
+    started it. Should the SDK rename the function, servers run as before, without exit codes.
+    """
+    from mcp.client import stdio  # noqa: PLC0415 - see the module docstring
+
+    spawn = getattr(stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "reports_spawns", False):
+        return
+
+    async def reporting(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        report = _on_spawn.get()
+        if report is not None:
+            report(process)
+        return process
+
+    reporting.reports_spawns = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = reporting
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
+
+
+async def _quietly(ping: Any) -> None:
+    with contextlib.suppress(Exception):
+        await ping
 
 
 def _root_cause(error: BaseException) -> BaseException:
