@@ -210,8 +210,11 @@ async def throughput(server: Server, watcher: Watcher, webhooks: int, clients: i
                 )
                 if answer_.status_code == 202:
                     accepted.append(answer_.json()["run_id"])
-                else:
-                    refused[answer_.status_code] = refused.get(answer_.status_code, 0) + 1
+                    continue
+                refused[answer_.status_code] = refused.get(answer_.status_code, 0) + 1
+                if answer_.status_code == 429:  # overloaded: back off as told, then send it again
+                    await asyncio.sleep(float(answer_.headers.get("Retry-After", "1")))
+                    queue.put_nowait(n)
 
     sent = datetime.now(UTC)
     began = time.perf_counter()
@@ -226,7 +229,7 @@ async def throughput(server: Server, watcher: Watcher, webhooks: int, clients: i
         "webhooks": webhooks,
         "clients": clients,
         "accepted": len(accepted),
-        "refused": refused,
+        "refused": refused,  # answers that were not 202; each 429 was sent again after its Retry-After
         "accepted_per_second": round(len(accepted) / intake_seconds, 1),
         "runs_completed_per_second": round(statuses.get("completed", 0) / (last - sent).total_seconds(), 1),
         "statuses": statuses,
