@@ -83,6 +83,10 @@ def test_empty_answers_say_what_was_asked(project: ProjectDir) -> None:
     assert none_of_them.returncode == 0 and none_of_them.stdout.strip() == "no runs with pipeline nope"
     assert nothing.returncode == 2
     assert nothing.stderr.strip() == "nothing to validate: no pipeline, step, agent or vectorstep.yaml in nothing"
+    # `validate .` in an empty folder (run on the embedded defaults) says the same.
+    here = run_cli("validate", ".", cwd=project.root / "nothing")
+    assert here.returncode == 2
+    assert here.stderr.strip() == "nothing to validate: no pipeline, step, agent or vectorstep.yaml in ."
 
 
 def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:

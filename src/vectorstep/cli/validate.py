@@ -90,5 +90,7 @@ def _project(settings: Settings) -> tuple[list[Problem], int]:
     problems = [*project.problems, *settings_problems(settings)]
     for loaded in project.pipelines.values():
         problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
-    count = 1 + len(project.pipelines) + len(project.library) + len(project.agents)
+    # The embedded defaults are no file: a folder with nothing in it has nothing to validate.
+    files = 1 if settings.config_path is not None else 0
+    count = files + len(project.pipelines) + len(project.library) + len(project.agents)
     return problems, count
