@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import functools
 import json
 import logging
 import os
@@ -108,13 +109,14 @@ class McpConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_seconds: float) -> ToolOutcome:
         client = await self._connected()
+        serving = self._task  # the connection this call went to, should another replace it meanwhile
         try:
             result = await asyncio.wait_for(self._call_pinging(client, tool, arguments), timeout_seconds)
         except TimeoutError:
             return ToolOutcome(f"tool {self.name}__{tool} timed out after {timeout_seconds:g}s", is_error=True)
         except Exception as error:  # the server died mid-call: say so; the next call starts it again
             exited = await self._exit_soon()
-            await self._drop(error)
+            await self._drop(error, serving)
             why = f"its server {exited}" if exited else str(_root_cause(error))
             return ToolOutcome(f"tool {self.name}__{tool} failed: {why}", is_error=True)
         return ToolOutcome(content=_result_text(result), is_error=bool(result.is_error))
@@ -164,8 +166,11 @@ class McpConnection:
             raise ToolError(self._failure_message())
         return self._client
 
-    async def _drop(self, error: BaseException) -> None:
-        """Forget a connection that broke (the call is not repeated: it may have acted)."""
+    async def _drop(self, error: BaseException, serving: asyncio.Task[None] | None) -> None:
+        """Forget the connection `serving` runs, which broke (the call is not repeated: it may have acted).
+        Nothing happens when a newer connection has replaced it: that one is not broken."""
+        if serving is not self._task:
+            return
         if not self._exited:  # an exit was logged already, with its code and stderr
             log.warning("tool server %s broke: %s; it is started again on the next call", self.name, _root_cause(error))
         self._failure = _root_cause(error) if not self._exited else ToolError(self._exited)
@@ -175,13 +180,13 @@ class McpConnection:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    def _spawned(self, process: Any) -> None:
-        self._exit_watch = asyncio.create_task(self._watch_exit(process), name=f"mcp-server-{self.name}-exit")
+    def _spawned(self, serving: asyncio.Task[Any] | None, process: Any) -> None:
+        self._exit_watch = asyncio.create_task(self._watch_exit(process, serving), name=f"mcp-server-{self.name}-exit")
 
-    async def _watch_exit(self, process: Any) -> None:
+    async def _watch_exit(self, process: Any, serving: asyncio.Task[Any] | None) -> None:
         """A server process that ends on its own: its exit code and the last of its stderr go to the log."""
         code = await process.wait()
-        if self._stopping:
+        if self._stopping or serving is not self._task:  # stopped by us, or an earlier connection's process
             return
         await self._stderr.settled()
         self._exited = _exit_text(code)
@@ -192,7 +197,7 @@ class McpConnection:
             self._exited,
             f"\n--- its stderr ---\n{tail}" if tail else " (it wrote nothing to stderr)",
         )
-        await self._drop(ToolError(self._exited))
+        await self._drop(ToolError(self._exited), serving)
 
     async def _exit_soon(self) -> str:
         """How the server process ended, when a broken call suggests it did (waited for briefly)."""
@@ -227,7 +232,8 @@ class McpConnection:
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(self.spec.url, http_client=http), cache=None)
         _report_spawns()
-        _on_spawn.set(self._spawned)  # this task's context: the process this connection starts
+        # Set in this connection's own task (`_serve`), whose context the SDK's spawn runs in.
+        _on_spawn.set(functools.partial(self._spawned, asyncio.current_task()))
         parameters = StdioServerParameters(
             command=self.spec.command, args=list(self.spec.args), env=dict(self.spec.env), cwd=self.spec.cwd
         )
