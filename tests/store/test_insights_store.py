@@ -222,6 +222,26 @@ async def test_a_write_after_a_read_moves_the_figures_and_a_resumed_run_is_count
     assert await insights.pending() == 0
 
 
+async def test_hostile_tool_names_and_page_names_neither_fail_a_write_nor_a_read(database: Database) -> None:
+    runs = RunRepository(database)
+    insights = InsightRepository(database)
+    await runs.insert_run(run_record("h", pipeline="checkout", team="sre"), log("h", "started"))
+    # An agent may call a tool by any name: NUL (PostgreSQL keeps no NUL in text), and far too long.
+    hostile, huge = "prom\x00__query", "\x00" * 150 + "x" * 5000
+    await runs.insert_step(step_record("h", trace=tool_trace((hostile, False), (huge, True))), log("h", "step"))
+    found = await insights.insights(hours(), "tool")
+    assert sorted((tool.name, tool.calls, tool.errors) for tool in found.tools) == [
+        ("\\u0000" * 33 + "\\u", 1, 1),
+        ("prom\\u0000__query", 1, 0),
+    ]
+    for dimension in ("pipeline", "team", "tool", "step"):
+        empty = await insights.insights(hours(dimension, "a\x00b"), "model" if dimension != "model" else "agent")
+        assert empty.tools == [] and not any(n for _, _, n in empty.outcomes or [])
+    escaped = await insights.insights(hours("tool", hostile), "step")
+    assert [(tool.name, tool.calls) for tool in escaped.tools] == [("prom\\u0000__query", 1)]
+    assert [(row.name, row.tool_calls) for row in escaped.breakdown] == [("investigate", 1)]
+
+
 async def test_pages_read_while_runs_are_written_lose_no_run(database: Database) -> None:
     runs = RunRepository(database)
     insights = InsightRepository(database)

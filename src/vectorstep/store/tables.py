@@ -124,7 +124,7 @@ step_tool_calls = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
     Column("step_name", String(200), nullable=False),
-    Column("tool_name", String(200), nullable=False),
+    Column("tool_name", StorableString(200), nullable=False),  # an agent may call a tool by any name
     Column("calls", Integer, nullable=False),
     Column("errors", Integer, nullable=False),  # results marked as errors (denials included)
     Column("denied", Integer, nullable=False),  # refused by the tool policy
@@ -146,7 +146,9 @@ def _insight_table(name: str, keys: list[str], *figures: Column[Any]) -> Table:
         metadata,
         Column("grain", String(1), primary_key=True),
         Column("bucket", String(13), primary_key=True),
-        *[Column(key, String(200), primary_key=True) for key in keys],  # "" for none
+        # "" for none. Storable: the name a page asks for is compared as the stored names were written
+        # (a NUL in a URL would otherwise be an error on PostgreSQL, not an empty page).
+        *[Column(key, StorableString(200), primary_key=True) for key in keys],
         *figures,
     )
 

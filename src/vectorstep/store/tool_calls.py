@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, insert
 
 from vectorstep.domain.records import StepRecord
+from vectorstep.domain.storable import storable_text
 from vectorstep.store.tables import step_tool_calls
 
 
@@ -30,7 +31,7 @@ def tool_call_rows(record: StepRecord) -> list[dict[str, Any]]:
         {
             "run_id": record.run_id,
             "step_name": record.name,
-            "tool_name": name[:200],
+            "tool_name": storable_text(name)[:200],  # escaped first: an escape must not push it past the column
             "calls": calls[name],
             "errors": max(errors[name], denied[name]),
             "denied": denied[name],
