@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -11,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.conftest import tool_server_config
 from tests.fixtures.served_app import ServedApp
@@ -228,3 +229,25 @@ def browser() -> Iterator[Browser]:
         )
         yield launched
         launched.close()
+
+
+@contextlib.contextmanager
+def signed_in_page(browser: Browser, url: str, token: str) -> Iterator[Page]:
+    """A page of a fresh browser context, signed in with `token`, on the dashboard."""
+    context = browser.new_context(base_url=url, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto("/ui/")
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def signed_in(browser: Browser, live: LiveService) -> Iterator[Page]:
+    """Alice, signed in to the module's live service."""
+    with signed_in_page(browser, live.url, ALICE) as page:
+        yield page

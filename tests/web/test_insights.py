@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.web.conftest import ALICE, BOB, LiveService, alert, build_project, wait_for
 from vectorstep.domain.status import RunStatus
@@ -184,18 +184,6 @@ def test_a_viewer_sees_only_its_teams_figures(live: LiveService, history: Histor
     assert other_team.status_code == 403 and "val sees only pay" in other_team.text
     assert own_team.status_code == 200
     assert "No data in this period" in dashboard.text  # its trust trend holds nobody else's steps
-
-
-@pytest.fixture
-def signed_in(browser: Browser, live: LiveService) -> Iterator[Page]:
-    context: BrowserContext = browser.new_context(base_url=live.url, viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.goto("/ui/")
-    page.get_by_label("Token").fill(ALICE)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    yield page
-    context.close()
 
 
 def test_insights_in_the_browser(signed_in: Page, history: History) -> None:

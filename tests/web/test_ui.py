@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import httpx
-import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.web.conftest import ALICE, LiveService, alert, wait_for
-
-
-@pytest.fixture
-def signed_in(browser: Browser, live: LiveService) -> Iterator[Page]:
-    context: BrowserContext = browser.new_context(base_url=live.url, viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.goto("/ui/")
-    page.get_by_label("Token").fill(ALICE)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    yield page
-    context.close()
 
 
 def test_a_page_without_a_session_is_refused(browser: Browser, live: LiveService) -> None:

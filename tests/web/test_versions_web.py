@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import tool_server_config
-from tests.web.conftest import LiveService, wait_for
+from tests.web.conftest import LiveService, signed_in_page, wait_for
 from vectorstep.testing import ProjectDir, answer
 
 ADMIN = "admin-token-0123456789"  # admin, team shop
@@ -246,14 +246,8 @@ def test_the_openapi_document_lists_versions_and_artifacts(served: Served) -> No
 
 @pytest.fixture
 def signed_in(browser: Browser, served: Served) -> Iterator[Page]:
-    context = browser.new_context(base_url=served.live.url, viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.goto("/ui/")
-    page.get_by_label("Token").fill(ADMIN)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    yield page
-    context.close()
+    with signed_in_page(browser, served.live.url, ADMIN) as page:
+        yield page
 
 
 def test_the_version_pages_compare_any_two_versions(signed_in: Page, served: Served) -> None:
