@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -259,3 +260,34 @@ def test_a_yaml_alias_bomb_sent_to_validate_is_refused_at_once(hostile: Hostile)
     assert answered.status_code == 422
     assert "expands to more than 100,000 values" in answered.json()["problems"][0]["message"]
     assert hostile.api.get("/health").status_code == 200
+
+
+HOSTILE_TEXT = ["a\u0000b", "x" * 5000, "\udcff", "' OR 1=1 --", "%"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_TEXT, ids=["nul", "long", "lone-surrogate", "quote", "percent"])
+def test_hostile_filters_and_names_in_urls_find_nothing_and_never_fail(hostile: Hostile, value: str) -> None:
+    """A NUL, an unpaired surrogate or a value longer than any column, in a filter or a path, is a page
+    that finds nothing or a 4xx: PostgreSQL refuses a NUL in text, and that must not become a 500."""
+    encoded = quote(value, safe="", errors="surrogatepass")
+    for name in ("pipeline", "team", "status", "stage"):
+        listed = hostile.api.get(f"/api/runs?{name}={encoded}")
+        assert listed.status_code in (200, 400, 422), (name, listed.status_code, listed.text[:200])
+        if listed.status_code == 200:
+            assert listed.json()["runs"] == []
+    for path in ("/ui/runs", "/ui/approvals", "/ui/calibration", "/ui/marking", "/ui/insights"):
+        for name in ("pipeline", "team", "status", "step", "period", "by"):
+            page = hostile.browser.get(f"{path}?{name}={encoded}")
+            assert page.status_code < 500, (path, name, page.status_code, page.text[:200])
+    for path in (
+        "/api/runs/",
+        "/ui/runs/",
+        "/ui/pipelines/",
+        "/ui/approvals/",
+        "/api/approvals/",
+    ):
+        client = hostile.api if path.startswith("/api") else hostile.browser
+        page = client.get(path + encoded)
+        assert page.status_code in (404, 422), (path, page.status_code, page.text[:200])
+    # An insights page of a name nothing was recorded under is an empty page.
+    assert hostile.browser.get(f"/ui/insights/step/{encoded}").status_code == 200

@@ -21,6 +21,11 @@ def _escaped(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
+def keepable_text(text: str) -> str:
+    """`text` with what a database cannot keep escaped, nothing masked: a name or an id a request asks for."""
+    return _escaped(text, _UNSTORABLE)
+
+
 def storable_text(text: str) -> str:
     """`text`, secrets masked, with what a database cannot keep written as its escape (`\\u0000`), visibly."""
     return _escaped(SECRETS.mask(text), _UNSTORABLE)

@@ -13,12 +13,11 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
-    String,
     Table,
     UniqueConstraint,
 )
 
-from vectorstep.store.types import JSONDocument, StorableString, StorableText, UTCDateTime
+from vectorstep.store.types import JSONDocument, NameString, StorableString, StorableText, UTCDateTime
 
 metadata = MetaData(
     naming_convention={
@@ -32,17 +31,17 @@ metadata = MetaData(
 pipeline_runs = Table(
     "pipeline_runs",
     metadata,
-    Column("id", String(64), primary_key=True),
-    Column("pipeline_name", String(200), nullable=False),
-    Column("status", String(20), nullable=False),
-    Column("stage", String(20), nullable=False),
-    Column("source", String(40), nullable=False),
+    Column("id", NameString(64), primary_key=True),
+    Column("pipeline_name", NameString(200), nullable=False),
+    Column("status", NameString(20), nullable=False),
+    Column("stage", NameString(20), nullable=False),
+    Column("source", NameString(40), nullable=False),
     Column("team", StorableString(100)),
     Column("fingerprint", StorableString(200)),
     Column("context", JSONDocument, nullable=False),
     Column("error", StorableText),
-    Column("parent_run_id", String(64)),
-    Column("parent_step", String(200)),  # the step of the parent run that started this one
+    Column("parent_run_id", NameString(64)),
+    Column("parent_step", NameString(200)),  # the step of the parent run that started this one
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
     Column("cost", Float),
@@ -50,7 +49,7 @@ pipeline_runs = Table(
     Column("finished_at", UTCDateTime),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("spec", JSONDocument),  # the pipeline as it ran: a resumed run continues the same pipeline
-    Column("lease_owner", String(200)),  # the process driving the run (a waiting run stays leased)
+    Column("lease_owner", NameString(200)),  # the process driving the run (a waiting run stays leased)
     Column("lease_expires_at", UTCDateTime),
     Index(None, "started_at"),
     Index(None, "status", "started_at"),
@@ -62,17 +61,17 @@ pipeline_steps = Table(
     "pipeline_steps",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
     Column("step_index", Integer, nullable=False),
-    Column("step_name", String(200), nullable=False),
-    Column("status", String(20), nullable=False),
-    Column("executor", String(40), nullable=False),
-    Column("agent", String(200)),
-    Column("model", String(200)),
-    Column("provider", String(100)),
-    Column("agent_version", String(32)),
+    Column("step_name", NameString(200), nullable=False),
+    Column("status", NameString(20), nullable=False),
+    Column("executor", NameString(40), nullable=False),
+    Column("agent", NameString(200)),
+    Column("model", NameString(200)),
+    Column("provider", NameString(100)),
+    Column("agent_version", NameString(32)),
     Column("prompt", StorableText),
-    Column("prompt_hash", String(64)),
+    Column("prompt_hash", NameString(64)),
     Column("raw_output", StorableText),
     Column("parsed_output", JSONDocument),
     Column("agent_trace", JSONDocument),
@@ -82,15 +81,15 @@ pipeline_steps = Table(
     Column("combined_trust", Float),
     Column("grounding_score", Float),
     Column("deterministic_passed", Boolean),
-    Column("gate_outcome", String(20)),
+    Column("gate_outcome", NameString(20)),
     Column("trust_report", JSONDocument),
-    Column("verifier_mode", String(20)),
-    Column("verifier_agent", String(200)),
-    Column("verifier_model", String(200)),
-    Column("verifier_provider", String(100)),
+    Column("verifier_mode", NameString(20)),
+    Column("verifier_agent", NameString(200)),
+    Column("verifier_model", NameString(200)),
+    Column("verifier_provider", NameString(100)),
     Column("verifier_prompt", StorableText),
-    Column("grounding_model", String(200)),
-    Column("grounding_provider", String(100)),
+    Column("grounding_model", NameString(200)),
+    Column("grounding_provider", NameString(100)),
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
     Column("verifier_input_tokens", Integer),
@@ -102,12 +101,12 @@ pipeline_steps = Table(
     Column("attempts", Integer, nullable=False, default=0),
     Column("iterations", Integer, nullable=False, default=0),
     Column("warnings", JSONDocument),
-    Column("error_kind", String(40)),
+    Column("error_kind", NameString(40)),
     Column("error", StorableText),
     Column("started_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime, nullable=False),
     # Calibration: the counters this step is counted in, and the label it is counted with (null: none).
-    Column("calibration_bucket", String(64)),
+    Column("calibration_bucket", NameString(64)),
     Column("calibration_cell", Integer),
     Column("calibration_label", Float),
     UniqueConstraint("run_id", "step_name"),
@@ -122,8 +121,8 @@ step_tool_calls = Table(
     "step_tool_calls",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
-    Column("step_name", String(200), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", NameString(200), nullable=False),
     Column("tool_name", StorableString(200), nullable=False),  # an agent may call a tool by any name
     Column("calls", Integer, nullable=False),
     Column("errors", Integer, nullable=False),  # results marked as errors (denials included)
@@ -136,7 +135,7 @@ step_tool_calls = Table(
 # The hours ('YYYY-MM-DD HH', UTC) whose insight rows are out of date: every write that changes a run,
 # a step or an approval marks its hour (one insert that does nothing when the hour is already marked),
 # and the insights reader recomputes a marked hour from the rows before it reads.
-insight_dirty_hours = Table("insight_dirty_hours", metadata, Column("hour", String(13), primary_key=True))
+insight_dirty_hours = Table("insight_dirty_hours", metadata, Column("hour", NameString(13), primary_key=True))
 
 
 def _insight_table(name: str, keys: list[str], *figures: Column[Any]) -> Table:
@@ -144,8 +143,8 @@ def _insight_table(name: str, keys: list[str], *figures: Column[Any]) -> Table:
     return Table(
         name,
         metadata,
-        Column("grain", String(1), primary_key=True),
-        Column("bucket", String(13), primary_key=True),
+        Column("grain", NameString(1), primary_key=True),
+        Column("bucket", NameString(13), primary_key=True),
         # "" for none. Storable: the name a page asks for is compared as the stored names were written
         # (a NUL in a URL would otherwise be an error on PostgreSQL, not an empty page).
         *[Column(key, StorableString(200), primary_key=True) for key in keys],
@@ -210,7 +209,7 @@ insight_approvals = _insight_table(
 calibration_cells = Table(
     "calibration_cells",
     metadata,
-    Column("bucket_key", String(64), primary_key=True),
+    Column("bucket_key", NameString(64), primary_key=True),
     Column("cell", Integer, primary_key=True),
     Column("n", Integer, nullable=False),
     Column("total", Float, nullable=False),
@@ -220,11 +219,11 @@ pipeline_run_events = Table(
     "pipeline_run_events",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
     Column("ts", UTCDateTime, nullable=False),
-    Column("level", String(10), nullable=False),
-    Column("event", String(40), nullable=False),
-    Column("step_name", String(200)),
+    Column("level", NameString(10), nullable=False),
+    Column("event", NameString(40), nullable=False),
+    Column("step_name", NameString(200)),
     Column("message", StorableText, nullable=False),
     Column("data", JSONDocument),
     Index(None, "run_id", "id"),
@@ -233,20 +232,20 @@ pipeline_run_events = Table(
 approvals = Table(
     "approvals",
     metadata,
-    Column("id", String(64), primary_key=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
-    Column("pipeline_name", String(200), nullable=False),
-    Column("step_name", String(200), nullable=False),
-    Column("check_name", String(200), nullable=False),  # "" for `executor: human`
+    Column("id", NameString(64), primary_key=True),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("pipeline_name", NameString(200), nullable=False),
+    Column("step_name", NameString(200), nullable=False),
+    Column("check_name", NameString(200), nullable=False),  # "" for `executor: human`
     Column("message", StorableText, nullable=False),
     Column("team", StorableString(100)),
-    Column("stage", String(20), nullable=False),
-    Column("channel", String(20), nullable=False),
-    Column("status", String(20), nullable=False),
+    Column("stage", NameString(20), nullable=False),
+    Column("channel", NameString(20), nullable=False),
+    Column("status", NameString(20), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
     Column("decided_at", UTCDateTime),
-    Column("decided_by", String(200)),
+    Column("decided_by", NameString(200)),
     Column("checkpoint", JSONDocument),
     UniqueConstraint("run_id", "step_name", "check_name"),
     Index(None, "status", "created_at"),
@@ -258,7 +257,7 @@ run_dedup = Table(
     "run_dedup",
     metadata,
     Column("dedup_key", StorableString(500), primary_key=True),
-    Column("run_id", String(64), nullable=False),
+    Column("run_id", NameString(64), nullable=False),
     Column("started_at", UTCDateTime, nullable=False),
 )
 
@@ -266,10 +265,10 @@ run_feedback = Table(
     "run_feedback",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
-    Column("label", String(20), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("label", NameString(20), nullable=False),
     Column("comment", StorableText),
-    Column("marked_by", String(200), nullable=False),
+    Column("marked_by", NameString(200), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index(None, "run_id"),
 )
@@ -278,11 +277,11 @@ step_feedback = Table(
     "step_feedback",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
-    Column("step_name", String(200), nullable=False),
-    Column("label", String(20), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", NameString(200), nullable=False),
+    Column("label", NameString(20), nullable=False),
     Column("comment", StorableText),
-    Column("marked_by", String(200), nullable=False),
+    Column("marked_by", NameString(200), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index(None, "run_id", "step_name"),
 )
@@ -291,8 +290,8 @@ step_feedback = Table(
 ui_sessions = Table(
     "ui_sessions",
     metadata,
-    Column("id", String(64), primary_key=True),
-    Column("principal", String(200), nullable=False),
+    Column("id", NameString(64), primary_key=True),
+    Column("principal", NameString(200), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
     Column("ended_at", UTCDateTime),
@@ -305,9 +304,9 @@ ui_sessions = Table(
 step_prompt_versions = Table(
     "step_prompt_versions",
     metadata,
-    Column("pipeline_name", String(200), primary_key=True),
-    Column("step_name", String(200), primary_key=True),
-    Column("prompt_hash", String(64), primary_key=True),
+    Column("pipeline_name", NameString(200), primary_key=True),
+    Column("step_name", NameString(200), primary_key=True),
+    Column("prompt_hash", NameString(64), primary_key=True),
     Column("template", StorableText),
     Column("first_seen", UTCDateTime, nullable=False),
     Column("last_seen", UTCDateTime, nullable=False),
@@ -316,8 +315,8 @@ step_prompt_versions = Table(
 agent_versions = Table(
     "agent_versions",
     metadata,
-    Column("agent_name", String(200), primary_key=True),
-    Column("agent_version", String(32), primary_key=True),
+    Column("agent_name", NameString(200), primary_key=True),
+    Column("agent_version", NameString(32), primary_key=True),
     Column("definition", StorableText),  # the settings as hashed (indented JSON), then the instructions
     Column("first_seen", UTCDateTime, nullable=False),
     Column("last_seen", UTCDateTime, nullable=False),
@@ -328,9 +327,9 @@ step_artifacts = Table(
     "step_artifacts",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
-    Column("step_name", String(200), nullable=False),
-    Column("name", String(100), nullable=False),
+    Column("run_id", NameString(64), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_name", NameString(200), nullable=False),
+    Column("name", NameString(100), nullable=False),
     Column("size", Integer, nullable=False),  # bytes of the text the agent wrote
     Column("truncated", Boolean, nullable=False),
     Column("content", StorableText, nullable=False),  # as served: truncated, with its marker line, when `truncated`

@@ -9,7 +9,7 @@ from sqlalchemy import JSON, DateTime, String, Text, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 
-from vectorstep.domain.storable import storable, storable_text
+from vectorstep.domain.storable import keepable_text, storable, storable_text
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -64,3 +64,15 @@ class StorableString(TypeDecorator[str]):
 
 
 JSONDocument: Any = _StorableJSON()
+
+
+class NameString(TypeDecorator[str]):
+    """A name, id or state: what a request filters by may hold anything (a NUL in a query string), and
+    is compared the way a database can keep it, so a value no row can hold finds no row instead of
+    failing the query on PostgreSQL."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else keepable_text(value)
