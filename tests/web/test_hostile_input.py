@@ -26,6 +26,7 @@ from tests.conftest import PG_ENV, RecordingServer, database_params, reset_postg
 from tests.fixtures.fake_providers import openai_text
 from tests.fixtures.hostile import ALIAS_BOMB
 from tests.web.conftest import LiveService
+from vectorstep.domain.storable import LONE_SURROGATE
 from vectorstep.testing import ProjectDir, answer
 
 TOKEN = "hostile-admin-token-0123456789"
@@ -291,3 +292,33 @@ def test_hostile_filters_and_names_in_urls_find_nothing_and_never_fail(hostile: 
         assert page.status_code in (404, 422), (path, page.status_code, page.text[:200])
     # An insights page of a name nothing was recorded under is an empty page.
     assert hostile.browser.get(f"/ui/insights/step/{encoded}").status_code == 200
+
+
+@pytest.mark.parametrize("value", HOSTILE_TEXT, ids=["nul", "long", "lone-surrogate", "quote", "percent"])
+def test_hostile_names_in_marks_and_decisions_are_4xx_or_kept_escaped(hostile: Hostile, value: str) -> None:
+    """A mark on a step no run has, or a decision on an approval that does not exist, is a 404 whatever
+    the name holds; a comment is kept whatever it holds, and one that is not text at all (a lone
+    surrogate) is a 422 that names the field, never a 500."""
+    accepted = hostile.post(event(summary="mark me"))
+    assert accepted.status_code == 202, accepted.text
+    run_id = accepted.json()["run_id"]
+    hostile.finished(run_id)
+    encoded = quote(value, safe="", errors="surrogatepass")
+    step = hostile.api.post(f"/api/runs/{run_id}/steps/{encoded}/feedback", json={"label": "correct"})
+    assert step.status_code in (404, 422), (step.status_code, step.text[:200])
+    for verb in ("approve", "reject"):
+        decided = hostile.api.post(f"/api/approvals/{encoded}/{verb}")
+        assert decided.status_code in (404, 422), (verb, decided.status_code, decided.text[:200])
+    comment = value[:4000]
+    marked = hostile.api.post(
+        f"/api/runs/{run_id}/feedback",
+        content=json.dumps({"label": "partial", "comment": comment}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    if LONE_SURROGATE.search(comment):  # not text at all: refused, saying where
+        assert marked.status_code == 422, marked.text[:200]
+        assert marked.json()["detail"][0]["loc"] == ["body", "comment"]
+    else:
+        assert marked.status_code == 201, marked.text[:200]
+        assert marked.json()["comment"] == comment
+    assert hostile.readable(run_id)["status"] == "completed"

@@ -5,10 +5,13 @@ API callers get JSON; UI pages get a page in the same layout.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
@@ -59,8 +62,23 @@ async def _http(request: Request, error: Exception) -> Response:
     return await http_exception_handler(request, error)
 
 
+class _QuotingJSON(JSONResponse):
+    """JSON that may quote a lone surrogate a request sent: written as its JSON escape (`\\udcff`)."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
+
+
+async def _invalid(request: Request, error: Exception) -> Response:
+    """FastAPI's own 422, sent so that the input it quotes may hold anything (a lone surrogate)."""
+    assert isinstance(error, RequestValidationError)
+    return _QuotingJSON({"detail": jsonable_encoder(error.errors())}, status_code=422)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(PayloadError, _payload)
     app.add_exception_handler(ConfigError, _config)
     app.add_exception_handler(NotFoundError, _not_found)
