@@ -5,7 +5,6 @@ API callers get JSON; UI pages get a page in the same layout.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from vectorstep.domain.secrets import SECRETS
+from vectorstep.domain.storable import without_surrogates
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem, RequestRefused
 from vectorstep.web.limits import BodyTooLarge, too_large_detail
 from vectorstep.web.ui.render import error_page
@@ -62,18 +62,10 @@ async def _http(request: Request, error: Exception) -> Response:
     return await http_exception_handler(request, error)
 
 
-class _QuotingJSON(JSONResponse):
-    """JSON that may quote a lone surrogate a request sent: written as its JSON escape (`\\udcff`)."""
-
-    def render(self, content: Any) -> bytes:
-        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return text.encode("utf-8", "backslashreplace")
-
-
 async def _invalid(request: Request, error: Exception) -> Response:
-    """FastAPI's own 422, sent so that the input it quotes may hold anything (a lone surrogate)."""
+    """FastAPI's own 422, with a lone surrogate the input held written as its escape (JSON cannot carry it)."""
     assert isinstance(error, RequestValidationError)
-    return _QuotingJSON({"detail": jsonable_encoder(error.errors())}, status_code=422)
+    return JSONResponse({"detail": without_surrogates(jsonable_encoder(error.errors()))}, status_code=422)
 
 
 def install_error_handlers(app: FastAPI) -> None:
