@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FAMILIES = frozenset(
-    """prometheus_instant prometheus_range loki k8s_json kubectl_describe kubectl_get kubectl_events
-    deploy_history grafana issues postgres app_logs ndjson_logs kafka cert_manager node_journal
-    yaml_config""".split()
-)
+_FAMILY_NAMES = """prometheus_instant prometheus_range loki k8s_json kubectl_describe kubectl_get kubectl_events
+deploy_history grafana issues postgres app_logs ndjson_logs kafka cert_manager node_journal yaml_config"""
+FAMILIES = frozenset(_FAMILY_NAMES.split())
 KINDS = frozenset({"number", "id", "timestamp", "causal", "entity", "given"})
 MIN_RESULT_CHARS, MAX_RESULT_CHARS = 150, 20_000
 MIN_EVIDENCE_CHARS = 8
@@ -32,25 +30,25 @@ def problems_of(case: Any) -> list[str]:
     found = [f"missing key `{key}`" for key in ("name", "task", "tool_calls", "answer", "claims") if key not in case]
     if found:
         return found
-    results = []
+    results = [call.get("result") for call in case["tool_calls"] if isinstance(call.get("result"), str)]
     for number, call in enumerate(case["tool_calls"]):
-        where = f"tool_calls[{number}]"
-        for key in ("name", "family", "args", "result"):
-            if key not in call:
-                found.append(f"{where}: missing key `{key}`")
-        if call.get("family") not in FAMILIES:
-            found.append(f"{where}: unknown family {call.get('family')!r}")
-        result = call.get("result", "")
-        if not isinstance(result, str):
-            found.append(f"{where}: `result` is not a string")
-            continue
-        if not call.get("is_error") and not MIN_RESULT_CHARS <= len(result) <= MAX_RESULT_CHARS:
-            found.append(f"{where}: result of {len(result)} characters (expected {MIN_RESULT_CHARS}-{MAX_RESULT_CHARS})")
-        results.append(result)
+        found += [f"tool_calls[{number}]: {problem}" for problem in _call_problems(call)]
     if not isinstance(case["answer"], dict) or "summary" not in case["answer"]:
         found.append("answer: not an object with a `summary`")
     for number, claim in enumerate(case["claims"]):
         found += [f"claims[{number}]: {problem}" for problem in _claim_problems(claim, results)]
+    return found
+
+
+def _call_problems(call: dict[str, Any]) -> list[str]:
+    found = [f"missing key `{key}`" for key in ("name", "family", "args", "result") if key not in call]
+    if call.get("family") not in FAMILIES:
+        found.append(f"unknown family {call.get('family')!r}")
+    result = call.get("result", "")
+    if not isinstance(result, str):
+        found.append("`result` is not a string")
+    elif not call.get("is_error") and not MIN_RESULT_CHARS <= len(result) <= MAX_RESULT_CHARS:
+        found.append(f"result of {len(result)} characters (expected {MIN_RESULT_CHARS}-{MAX_RESULT_CHARS})")
     return found
 
 

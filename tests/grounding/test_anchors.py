@@ -50,6 +50,14 @@ def found(claim: str, text: str) -> bool:
         ("an 8 GiB heap", '"ES_JAVA_OPTS": "-Xms8g -Xmx8g"'),  # the JVM's sizes are glued to their flag
         ("Metaspace capped at 256Mi", "-XX:MaxMetaspaceSize=256m"),
         ("thread stacks of 512 KiB", "-Xss512k"),
+        ("an XID age of about 1.19 billion", " billing   | 1190224117"),
+        ("about 6.8 days of validity remain", '[1730462400,"6.7599720138890875"]'),  # a metric in days
+        ("the job runs every 15 minutes", 'schedule: "*/15 * * * *"'),
+        ("a 90-day password lifetime", "VALID UNTIL = rotation date + 90 days"),
+        ("expired at Aug 3 00:12:44 2024 GMT", "notAfter=Aug  3 00:12:44 2024 GMT"),  # openssl's format
+        ("calico picked 192.168.50.14", "on interface ens4f1: 192.168.50.14/24"),  # with its prefix length
+        ("tokens signed with kid q7Zt2mR9", '{"reason":"unknown_kid","kid":"q7Zt2mR9"}'),
+        ("the change came in PR #214", '"html_url": "https://github.com/acme/charts/pull/214"'),
     ],
     ids=lambda value: value[:24],
 )
@@ -74,6 +82,8 @@ def test_a_value_is_found_in_the_form_the_tool_wrote(claim: str, text: str) -> N
         ("an 8 GiB heap", "-Xmx4g"),
         ("an 8 GiB heap", "-Xmx8"),  # a JVM size without its letter is bytes
         ("3.1-4.9% of requests failed", '{"low": 0.031, "high": 0.059}'),
+        ("using about 1.8 GiB", "memory: 2Gi"),  # "about" stays within the last digit written
+        ("about 62.37% requested", '"totalEntriesReturned":62'),
     ],
     ids=lambda value: value[:24],
 )
@@ -121,6 +131,14 @@ def test_a_deployment_is_found_in_its_pods_names_but_not_in_another_deployments(
     assert not ResultIndex("checkout-api-canary OOMKilled").find(name)
 
 
+def test_a_dotted_name_is_not_found_in_a_longer_dotted_name_but_a_host_is_in_its_fqdn() -> None:
+    queue = next(anchor for anchor in statement_anchors("notifications.email is stuck") if anchor.kind == "name")
+    assert not ResultIndex('"name": "notifications.email.retry"').find(queue)
+    assert ResultIndex('"name": "notifications.email", "vhost": "/"').find(queue)
+    host = next(anchor for anchor in statement_anchors("ip-10-9-2-3 went NotReady") if anchor.kind == "name")
+    assert ResultIndex("Node ip-10-9-2-3.eu-west-1.compute.internal unremovable").find(host)
+
+
 def test_counts_and_words_are_soft_figures_and_ids_are_hard() -> None:
     anchors = {
         anchor.text: anchor for anchor in statement_anchors("checkout-7d9f restarted 6 times at 13:41Z, 4.2% errors")
@@ -138,6 +156,18 @@ def test_counts_and_words_are_soft_figures_and_ids_are_hard() -> None:
 def test_hostile_statements_and_results_are_read_without_failing(hostile: str) -> None:
     for anchor in statement_anchors(hostile):
         ResultIndex(hostile).find(anchor)
+
+
+def test_a_count_keeps_what_it_counts_and_a_rate_s_window_is_no_figure() -> None:
+    counts = {anchor.text: anchor.counted for anchor in statement_anchors("PagerDuty has 25 open incidents")}
+    assert counts["25"] == ("open", "incident")
+    times = [anchor for anchor in statement_anchors("the pod restarted 3 times") if anchor.kind == "number"]
+    assert [(anchor.text, anchor.counted) for anchor in times] == [("3", ("time", "restart"))]
+    spelled = [anchor for anchor in statement_anchors("Six nodes fail scheduling") if anchor.kind == "number"]
+    assert [(anchor.text, anchor.hard) for anchor in spelled] == [("6", False)]
+    windowed = statement_anchors("rejections reached about 3.4k per 10 minutes")
+    assert [anchor.text for anchor in windowed if anchor.kind == "number"] == ["3.4k"]
+    assert "5xx" in {anchor.text for anchor in statement_anchors("5xx responses rose")}
 
 
 def test_names_are_read_without_the_punctuation_around_them() -> None:

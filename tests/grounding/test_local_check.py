@@ -95,11 +95,17 @@ def test_causal_and_entity_claims_are_undecidable(claim: str) -> None:
     assert check_claim(claim, evidence()).verdict == "undecidable"
 
 
-def test_a_lone_figure_that_is_there_is_undecidable_not_supported() -> None:
-    # 4.87 is in the results, but nothing in the claim ties it to a record: it could be anyone's.
-    verdict = check_claim("the slowest route reached 4.87s", evidence())
+def test_a_lone_figure_that_is_there_is_undecidable_unless_it_is_specific() -> None:
+    # 0.84 is in the results, but nothing in the claim ties it to a record: it could be anyone's.
+    verdict = check_claim("the slowest route reached 0.84s", evidence())
     assert verdict.verdict == "undecidable" and "nothing else the claim names" in verdict.reason
     assert verdict.pointer is not None and verdict.pointer.call_id == "c1"
+    # A figure of three significant digits is a finding in itself where nothing says otherwise.
+    specific = check_claim("the slowest route reached 4.87s", evidence())
+    assert (specific.verdict, specific.reason) == (
+        "supported",
+        "`4.87s` is in the result of metrics__query_range, and nothing there says otherwise",
+    )
 
 
 REDIS_INFO = "# Clients\nconnected_clients:10000\nblocked_clients:0\n# Stats\ntotal_connections_received:9120331\nrejected_connections:183344\n"
@@ -512,10 +518,10 @@ def test_a_name_the_task_does_not_state_is_not_given() -> None:
 
 
 def test_a_statement_whose_facts_are_all_undecidable_says_why_for_the_first() -> None:
-    checked = check_statement("the slowest route reached 4.87s; the other reached 0.21s", evidence())
+    checked = check_statement("the slowest route reached 0.84s; the other reached 0.21s", evidence())
     assert (checked.verdict, checked.reason) == (
         "undecidable",
-        "`4.87s` is in the result of metrics__query_range, but nothing else the claim names ties it to that record",
+        "`0.84s` is in the result of metrics__query_range, but nothing else the claim names ties it to that record",
     )
     assert checked.pointer is not None and checked.pointer.excerpt.startswith(
         '{"metric": {"route": "/v1/checkout/confirm"}'
@@ -680,10 +686,16 @@ def test_a_name_that_ends_the_result_still_belongs_to_its_row() -> None:
 def test_a_word_that_starts_every_line_ties_a_figure_to_none_of_them() -> None:
     lines = "\n".join(f"orders partition={p} lag={48912 if p == 7 else 3 + p}" for p in range(10))
     lag = StepEvidence("Alert: consumer lag", [ToolResult("c0", "kafka__lag", lines, False, True)])
-    checked = check_claim("the orders backlog hit 48,912", lag)
+    checked = check_claim("the orders backlog hit 12", lag)
     assert (checked.verdict, checked.reason) == (
         "undecidable",
-        "`48,912` is in the result of kafka__lag, but nothing else the claim names ties it to that record",
+        "`12` is in the result of kafka__lag, but nothing else the claim names ties it to that record",
+    )
+    # Five significant digits are specific enough: "orders" in every line does not say otherwise.
+    specific = check_claim("the orders backlog hit 48,912", lag)
+    assert (specific.verdict, specific.reason) == (
+        "supported",
+        "`48,912` is in the result of kafka__lag, and nothing there says otherwise",
     )
 
 
@@ -706,3 +718,109 @@ def test_a_record_about_something_else_is_named_in_the_claim_s_own_words(task: s
     results = [*evidence().results, ToolResult("c9", "logs__search", KUBELET, False, True)]
     checked = check_claim(claim, StepEvidence(task, results))
     assert (checked.verdict, checked.reason) == ("unsupported", reason)
+
+
+INCIDENTS = json.dumps(
+    {
+        "incidents": [{"incident_number": 48211, "status": "triggered", "title": "checkout 5xx"}],
+        "limit": 25,
+        "offset": 0,
+        "total": 143,
+    },
+    separators=(",", ":"),
+)
+POD = "\n".join(
+    [
+        "Name:             redis-session-0",
+        "Namespace:        sessions",
+        "Start Time:       Sat, 07 Dec 2024 09:14:02 +0000",
+        "Containers:",
+        "  redis:",
+        "    State:          Running",
+        "    Ready:          True",
+        "    Restart Count:  7",
+        "  sentinel:",
+        "    State:          Running",
+        "    Ready:          True",
+        "    Restart Count:  0",
+        "Events:",
+        "  Type     Reason   Age                 From     Message",
+        "  ----     ------   ----                ----     -------",
+        "  Warning  BackOff  24m (x9 over 45m)   kubelet  Back-off restarting failed container redis",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("PagerDuty has 143 open incidents", "supported"),  # the list's total
+        ("PagerDuty only has 25 open incidents", "unsupported"),  # 25 is the page size, not a count of incidents
+        ("redis-session-0 has restarted 7 times", "supported"),  # its Restart Count, under its Name
+        ("redis-session-0 has restarted 9 times", "supported"),  # the BackOff event's (x9 over 45m)
+        ("redis-session-0 has restarted 2 times", "unsupported"),
+    ],
+)
+def test_a_small_count_is_found_only_beside_what_it_counts(claim: str, verdict: str) -> None:
+    results = [
+        ToolResult("c0", "pagerduty__list_incidents", INCIDENTS, False, True),
+        ToolResult("c1", "k8s__describe", POD, False, True),
+    ]
+    checked = check_claim(claim, StepEvidence("Alert: sessions failing", results))
+    assert checked.verdict == verdict, checked.reason
+
+
+HPA_SERIES = json.dumps(
+    {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [
+                {"metric": {"__name__": "kube_hpa_spec_min_replicas", "hpa": "cart"}, "values": [[1718113800, "6"]]},
+                {"metric": {"__name__": "kube_hpa_spec_max_replicas", "hpa": "cart"}, "values": [[1718113800, "10"]]},
+            ],
+        },
+    }
+)
+FAILOVER = 'level=warn msg="redis failover detected" old_master=redis-geo-0.redis-geo:6379 new_master=redis-geo-2'
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        ("the cart HPA allows at least 6 replicas, its minimum", "supported", None),
+        (
+            "the cart HPA is capped at 6 replicas, its maximum",
+            "unsupported",
+            "`6` is named `min` where it is, but the claim says `capped`",
+        ),
+        ("after the failover redis-geo-2 became master", "supported", None),
+        (
+            "after the failover redis-geo-0 became master",
+            "unsupported",
+            "`redis-geo-0` is named `old` where it is, but the claim says `became`",
+        ),
+    ],
+)
+def test_a_value_named_with_the_opposite_qualifier_does_not_back_the_claim(
+    claim: str, verdict: str, reason: str | None
+) -> None:
+    results = [
+        ToolResult("c0", "prom__query_range", HPA_SERIES, False, True),
+        ToolResult("c1", "logs__search", FAILOVER, False, True),
+    ]
+    checked = check_claim(claim, StepEvidence("Alert: cart degraded", results))
+    assert checked.verdict == verdict, checked.reason
+    if reason is not None:
+        assert checked.reason == reason
+
+
+def test_a_name_that_reads_as_an_identifier_is_looked_for_when_the_claim_has_nothing_else() -> None:
+    webhooks = '{"items":[{"name":"pod-policy.example.io","failurePolicy":"Fail"}]}'
+    results = [ToolResult("c0", "k8s__get", webhooks, False, True)]
+    evidence_of = StepEvidence("Alert: pods not created", results)
+    assert check_claim("the failing webhook is pod-policy.example.io", evidence_of).verdict == "supported"
+    refuted = check_claim("the failing webhook is pod-guard.example.io", evidence_of)
+    assert (refuted.verdict, refuted.reason) == ("unsupported", "`pod-guard.example.io` is in no tool result")
+    # A name in passing with nothing else to look for is still not decided.
+    assert check_claim("only checkout-api is affected", evidence_of).verdict == "undecidable"

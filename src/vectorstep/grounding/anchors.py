@@ -25,7 +25,7 @@ NUMBER_PATTERN = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 UNIT_PATTERN = (
     r"%|[KMGTP]i(?:B)?|[KMGTP]B|[kKMGTPB](?![A-Za-z])|bytes?"
     r"|ns|µs|us|usecs?|ms|msecs?|s|secs?|seconds?|m(?![A-Za-z])|mins?|minutes?|h|hrs?|hours?|d(?![A-Za-z])|days?"
-    r"|x(?![A-Za-z])"
+    r"|x(?![A-Za-z])|(?:thousand|million|billion|bn)\b"
 )
 # A rate keeps the figure it is a rate of: 1.9k/s, 42 rps, 300 req/s.
 RATE_PATTERN = r"(?:\s?(?:/s(?:ec)?|/min|/m|/h|per (?:second|sec|minute|min|hour)|rps|qps|req/s|ops/s|msg/s|msgs/s))"
@@ -34,13 +34,30 @@ _QUANTITY = re.compile(
 )
 _WRITTEN_QUANTITY = re.compile(rf"(?:{NUMBER_PATTERN})(?:{UNIT_PATTERN})?{RATE_PATTERN}?")
 _NAME = re.compile(
-    r"/?[A-Za-z0-9]+(?:[-_./:@][A-Za-z0-9]+)+/?|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*"
+    r"/?[A-Za-z0-9]+(?:[-_./:@][A-Za-z0-9]+)+/?"
+    # a token of letters and digits (a key id `q7Zt2mR9`, an interface `ens4f1`), camelCase, CamelCase
+    r"|(?<![\w-])(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{6,}(?![\w-])"
+    r"|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z]*"
 )
 _HASH = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}(?![\w-])")
 _PAIR = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_][\w.]*[A-Za-z_])=(?P<value>[\w.%/-]*\d[\w.%/-]*\w?%?)")
 _QUOTED = re.compile(r"[\"'`\u201c\u2018](?P<quote>[^\"'`\u201d\u2019\n]{6,160})[\"'`\u201d\u2019]")
 _ELLIPSIS = re.compile(r"\.{3}|…")
-_WORD = re.compile(r"[A-Z]?[a-z][a-z0-9]{2,}|[A-Z]{3,}(?![a-z])")
+_WORD = re.compile(r"[A-Z]?[a-z][a-z0-9]{2,}|[A-Z]{3,}(?![a-z])|(?<![\w.])[1-5]xx\b")
+# A window a rate is counted over ("1.2k per 5 minutes", "in the last 10 minutes") is not a figure the
+# tool printed: it is read, and looked for no further.
+_WINDOW = re.compile(
+    r"\b(?:per|every other|in the (?:last|past)|over the (?:last|past))\s+\d+\s?"
+    r"(?:s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b",
+    re.I,
+)
+# A count written in words ("six nodes", "zero available replicas"); not "one", which is mostly a pronoun.
+_SPELLED_WORDS = """zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+sixteen seventeen eighteen nineteen twenty"""
+_SPELLED = {word: number for number, word in enumerate(_SPELLED_WORDS.split()) if word != "_"}
+_SPELLED_COUNT = re.compile(rf"\b(?:{'|'.join(_SPELLED)})\b", re.I)
+# "a 90-day validity", "the 15-minute window": a duration joined to its unit by a hyphen
+_HYPHENED_DURATION = re.compile(r"(?<![\w.-])(?P<number>\d+)-(?P<unit>day|hour|minute|second)s?\b", re.I)
 # 9m42s, 1h30m, 2h5m10s: one duration, not two figures
 _COMPOUND_DURATION = re.compile(r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?(?![\w])")
 _RANGE = re.compile(
@@ -51,9 +68,10 @@ _SUFFIXES = ("ing", "ed", "es", "s", "e")
 # "revision 37", "partition 5", "exit code 137": a short number is specific once it is the value of
 # a named field; it is looked up as that field's value (a key, a label, a column), not anywhere.
 _KEYWORD_NUMBER = re.compile(
-    r"\b(?P<keyword>revision|rev|build|release|generation|partition|replicas|pr|pull request|incident|job|pid|port|"
-    r"shard|broker|slot|id|exit code|status code|status|restarts?|restart count|attempts?|phase|stage|step|wave)"
-    r"\s?(?:#|=|:)?\s?"
+    r"\b(?:(?P<keyword>revision|rev|build|release|generation|history|partition|pr|pull request|incident|job|pid|port|"
+    r"shard|broker|slot|id|exit code|status code|status|phase|stage|step|wave)\s?(?:#|=|:)?\s?"
+    # a count's noun comes after its number ("4 replicas"): before one only as a field (`replicas: 4`)
+    r"|(?P<counted>replicas|restarts?|restart count|attempts?)\s?(?:#|=|:)\s?)"
     r"(?P<number>\d{1,4})(?![\w.])",
     re.I,
 )
@@ -68,9 +86,9 @@ _UNITS: dict[str, tuple[str, float]] = {
     **{unit: ("bytes", 1.0) for unit in ("b", "byte", "bytes")},
 }
 _SIZE_STEPS = "kmgtp"
-# "about 430MB" for 431702016: a figure written as approximate is taken as one.
+# "about 430MB" for 431702016: a figure written as approximate is taken as one, within one step of
+# its last significant digit (430: tens; 1.8: tenths), so "about 1.8 GiB" is not 2Gi.
 _APPROXIMATE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|close to|~|≈)\s?$", re.I)
-APPROXIMATE_SHARE = 0.01  # and at least two steps of the last digit written
 _STOPWORD_TEXT = """
 the and for are was were has had have not but its this that with from into than then they them
 when what which while where also only over under more most some such very each both because
@@ -112,36 +130,91 @@ class Anchor:
     # 512Mi, 42/s; no for 30s or 5m, which would match every bare 30 or 5.
     bare: bool = False
     moment: Moment | None = None
+    # What a small count counts ("25 open incidents", "restarted 3 times"): a bare 25 in a tool
+    # result is this count only where the result names one of these words beside it.
+    counted: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
-        return f"{self.kind}:{self.text.lower()}"
+        return f"{self.kind}:{self.text.lower()}" + (f"#{','.join(self.counted)}" if self.counted else "")
 
 
 def statement_anchors(text: str) -> list[Anchor]:
     """The anchors of one statement, each once, hard ones first."""
     found = _Found()
-    for match in _QUOTED.finditer(text):
-        # "removing node x..., pods to reschedule: y": each part of an abbreviated quote is quoted text.
-        parts = (part.strip(" ,;:") for part in _ELLIPSIS.split(match.group("quote")))
-        quotes = [Anchor(part, "quote", True) for part in parts if len(part) >= MIN_QUOTE_CHARS]
-        found.keep(quotes, match.span(), take=True)
-    for moment in find_moments(text):
-        found.keep([Anchor(moment.text, "time", True, moment=moment)], (moment.start, moment.end))
+    _read_phrases(text, found)
     for pattern, make in _EXTRACTORS:
         for match in pattern.finditer(text):
             if found.free(match.span()):
                 found.keep(make(match), match.span())
     rest = found.blanked(text)
-    for match in _COUNT.finditer(rest):  # "restarted 6 times": a count tells records apart, weakly
-        number = match.group(0)
-        reading = Reading("plain", float(number), 0.0)
-        found.keep([Anchor(number, "number", False, (reading,), bare=True)], None)
+    found.keep(_counts(text, rest), None)
     for word in _WORD.findall(rest):
         stemmed = stem(word)
         if word.lower() not in STOPWORDS and stemmed not in STOPWORDS:
             found.keep([Anchor(stemmed, "word", False)], None)
     return sorted(found.anchors.values(), key=lambda anchor: not anchor.hard)
+
+
+def _read_phrases(text: str, found: _Found) -> None:
+    """What is read as a whole before single figures and names: quotes, rate windows, times."""
+    for match in _QUOTED.finditer(text):
+        # "removing node x..., pods to reschedule: y": each part of an abbreviated quote is quoted text.
+        parts = (part.strip(" ,;:") for part in _ELLIPSIS.split(match.group("quote")))
+        quotes = [Anchor(part, "quote", True) for part in parts if len(part) >= MIN_QUOTE_CHARS]
+        found.keep(quotes, match.span(), take=True)
+    for match in _WINDOW.finditer(text):
+        found.keep([], match.span(), take=True)
+    for match in _HYPHENED_DURATION.finditer(text):
+        written = _QUANTITY.fullmatch(f"{match.group('number')} {match.group('unit')}s")
+        anchor = _quantity(written) if written else None
+        found.keep([anchor] if anchor else [], match.span(), take=True)
+    for moment in find_moments(text):
+        found.keep([Anchor(moment.text, "time", True, moment=moment)], (moment.start, moment.end))
+
+
+def _counts(text: str, rest: str) -> list[Anchor]:
+    """Small counts ("restarted 6 times", "six nodes"), each with what it counts; "about 42" is a
+    rounded figure instead. A count tells records apart, weakly."""
+    anchors = []
+    for match in _COUNT.finditer(rest):
+        written = match.group(0)
+        if _APPROXIMATE.search(rest, max(0, match.start() - 16), match.start()):  # "about 42 per second"
+            readings = approximately([Reading("plain", float(written), 1.0)], written)
+            anchors.append(Anchor(written, "number", False, tuple(readings), bare=True))
+            continue
+        counted = counted_words(text, match.start(), match.end())
+        anchors.append(
+            Anchor(written, "number", False, (Reading("plain", float(written), 0.0),), True, counted=counted)
+        )
+    for match in _SPELLED_COUNT.finditer(rest):
+        value = _SPELLED[match.group(0).lower()]
+        counted = counted_words(text, match.start(), match.end())
+        anchors.append(
+            Anchor(str(value), "number", False, (Reading("plain", float(value), 0.0),), True, counted=counted)
+        )
+    return anchors
+
+
+_PRECEDING = re.compile(
+    r"(?P<verb>[A-Za-z][\w-]{2,})(?:\s+(?:a|an|the|to|at|of|up|by|on|in|for|with|only|about|least|most))*\s+$"
+)
+_TIMES = frozenset({"times", "time", "x"})
+
+
+def counted_words(text: str, start: int, end: int) -> tuple[str, ...]:
+    """What the count at `start:end` counts: the words after it ("25 open incidents") and the one
+    before ("opens up to 10 connections"); for "N times", what happened that often ("restarted 3 times")."""
+    following = re.match(r"\s+(?P<words>(?:[A-Za-z][\w()-]*\s*){1,3})", text[end : end + 40])
+    preceding = _PRECEDING.search(text, max(0, start - 30), start)
+    before = [stem(preceding.group("verb"))] if preceding and preceding.group("verb").lower() not in STOPWORDS else []
+    if following is None:
+        return tuple(before)
+    words = [word.lower().removesuffix("(s)") for word in following.group("words").split()]
+    if words[0] in _TIMES:
+        return tuple(dict.fromkeys(["time", *before]))
+    stems = [stem(word) for word in words if word not in STOPWORDS and len(word) > 2]
+    return tuple(dict.fromkeys(stems + before))
 
 
 class _Found:
@@ -180,7 +253,8 @@ def _pair(match: re.Match[str]) -> list[Anchor]:
 
 
 def _keyed(match: re.Match[str]) -> list[Anchor]:
-    return [Anchor(f"{match.group('keyword').lower()} {match.group('number')}", "keyed", True)]
+    keyword = match.group("keyword") or match.group("counted")
+    return [Anchor(f"{keyword.lower()} {match.group('number')}", "keyed", True)]
 
 
 def _compound_duration(match: re.Match[str]) -> list[Anchor]:
@@ -255,25 +329,46 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
     if unit == "x":
         return None  # "3x": a ratio the agent computed, not something a tool printed
     readings = readings_of(value, decimals, unit)
-    if _APPROXIMATE.search(match.string, max(0, match.start() - 16), match.start()):
-        readings = [
-            Reading(r.family, r.value, max(2 * r.tolerance, abs(r.value) * APPROXIMATE_SHARE), approximate=True)
-            for r in readings
-        ]
+    approximate = bool(_APPROXIMATE.search(match.string, max(0, match.start() - 16), match.start()))
+    # The figure as a tool may print it in the unit written, without the unit: 1500 for "1500ms",
+    # and a measurement such as 6.7599 (days) for "about 6.8 days".
+    timed = _UNITS.get(unit.lower(), ("", 0.0))[0] == "seconds" and unit not in ("M", "K")
+    if (
+        unit
+        and unit != "%"
+        and ((significant >= 3 and "." not in written) or (approximate and "." in written and timed))
+    ):
+        readings.append(Reading("written", value, 10.0**-decimals))
+    if approximate:
+        readings = approximately(readings, written)
     rate = bool(match.group("rate"))
     magnitude = unit[:1] in ("k", "K", "M", "G", "T", "P") and unit not in ("ms", "min", "mins")
     if not (significant >= 3 or "." in written or unit or rate):
         return None  # "3 pods", "26 errors": short counts match everywhere and point nowhere
     bare = significant >= 3 or "." in written or rate or magnitude or unit == "%"
-    if unit and unit != "%" and significant >= 3 and "." not in written:
-        readings.append(Reading("written", value, 10.0**-decimals))
     return Anchor(match.group(0), "number", True, tuple(readings), bare=bare)
+
+
+def approximately(readings: list[Reading], written: str) -> list[Reading]:
+    """Readings of a figure written as approximate: within one step of its last significant digit.
+
+    Zeros ending a whole number are not significant: "about 430" is within tens.
+    """
+    zeros = 0 if "." in written else len(written) - len(written.rstrip("0"))
+    widen = 10.0 ** min(zeros, len(written) - 1) if written.strip("0") else 1.0
+    return [Reading(r.family, r.value, r.tolerance * widen, approximate=True) for r in readings]
+
+
+_MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9}
 
 
 def readings_of(value: float, decimals: int, unit: str) -> list[Reading]:
     """Every canonical value the written figure may stand for, each with the tolerance of its writing."""
     step = 10.0**-decimals  # one step of the last digit written
     lowered = unit.lower()
+    if lowered in _MAGNITUDES:  # "1.19 billion": a count
+        scale = _MAGNITUDES[lowered]
+        return [Reading("plain", value * scale, step * scale)]
     if unit == "%":
         return [Reading("percent", value, step)]
     if lowered in _UNITS and unit not in ("M", "K"):  # 5m is minutes, 1.2M a million

@@ -16,7 +16,8 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer
 from vectorstep.domain.trace import TraceEvent, without_cap_marker
 from vectorstep.grounding.anchors import Anchor
-from vectorstep.grounding.finding import ResultIndex
+from vectorstep.grounding.counts import counts
+from vectorstep.grounding.finding import ResultIndex, Span
 from vectorstep.grounding.keys import FieldName, keyed_figures
 from vectorstep.grounding.shapes import Node, Shape
 
@@ -36,6 +37,19 @@ class ToolResult:
     @cached_property
     def index(self) -> ResultIndex:
         return ResultIndex(self.text)
+
+    def find(self, anchor: Anchor) -> list[Span]:
+        """Where the result states `anchor`; a small count only where it counts what the claim counts."""
+        found = self.index.find(anchor)
+        if not anchor.counted or not found:
+            return found
+        if anchor.key not in self._counted:
+            self._counted[anchor.key] = [span for span in found if counts(self.index, self.shape, span, anchor.counted)]
+        return self._counted[anchor.key]
+
+    @cached_property
+    def _counted(self) -> dict[str, list[Span]]:
+        return {}
 
     @cached_property
     def asked_index(self) -> ResultIndex:
@@ -85,7 +99,7 @@ class StepEvidence:
             return True
         if anchor.kind in ("number", "time") or not self.arguments_index.find(anchor):
             return False
-        return not any(result.index.find(anchor) for result in self.usable)
+        return not any(result.find(anchor) for result in self.usable)
 
     @property
     def usable(self) -> list[ToolResult]:

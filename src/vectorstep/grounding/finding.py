@@ -32,7 +32,9 @@ _EVENT_COUNT = re.compile(r"\(x(\d+) over ")
 # JVM memory flags write a size glued to the flag, in one letter: -Xmx8g, -Xss512k, -XX:MaxMetaspaceSize=256m.
 _JVM_SIZE = re.compile(r"(?:-Xm[snx]|-Xss|-XX:\w*Size=)(?P<number>\d+)(?P<unit>[kKmMgGtT])(?![\w])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
-_WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
+_WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|(?<![\w.])[1-5]xx\b")
+# A cron schedule's step: */15 * * * * runs every 15 minutes, 0 */6 * * * every 6 hours.
+_CRON_STEP = re.compile(r"(?<![\w*/])(?:\*/(?P<minutes>\d{1,2}) \*|\d{1,2} \*/(?P<hours>\d{1,2})) \* \* \*")
 # The key a bare figure is the value of may name its unit: durationMs, timeoutSeconds, size_bytes.
 _KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_]{2,40})[\"']?\s*[:=]\s*[\"']?$")
 _KEY_UNITS = (
@@ -42,10 +44,17 @@ _KEY_UNITS = (
 )
 # A pod or replica set takes its deployment's name plus generated suffixes.
 _GENERATED_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})?-[a-z0-9]{5}\b|-\d+\b")
+_PREFIX_LENGTH = re.compile(r"/\d{1,3}(?![\w./-])")
 _RELATIVE_EPSILON = 1e-12
 MAX_KEYED = 50
 # What tools call the field an answer names otherwise: a Helm "release 41" is its REVISION 41.
-_SAME_FIELD = {"release": "revision", "rev": "revision", "pr": "pull", "restarts": "restart[\\s_-]?count"}
+_SAME_FIELD = {
+    "release": "revision",
+    "rev": "revision",
+    "pr": "pull",
+    "restarts": "restart[\\s_-]?count",
+    "history": "id",  # Argo CD's history 16 is the entry whose id is 16
+}
 MAX_HEADER_DISTANCE = 400
 
 
@@ -140,20 +149,33 @@ class ResultIndex:
             _Figure(match.start("number"), match.end(), (("bytes", _jvm_bytes(match)),), False)
             for match in _JVM_SIZE.finditer(self.text)
         ]
+        figures += [
+            _Figure(match.start(), match.end(), (("seconds", _cron_seconds(match)),), False)
+            for match in _CRON_STEP.finditer(self.text)
+        ]
         figures += [  # an interval as psql and kubectl print it: 00:41:12.5
             _Figure(match.start(), match.end(), (("seconds", _interval_seconds(match)),), False)
             for match in _INTERVAL.finditer(self.text)
         ]
+        if self._moments is None:
+            self._moments = find_moments(self.text)
+        # An epoch may as well be a count (an XID age of 1190224117), so only written dates are skipped.
+        moments = [(moment.start, moment.end) for moment in self._moments if not moment.text.isdigit()]
         for match in _TEXT_NUMBER.finditer(self.text):
             start = match.start()
             if start >= 2 and self.text[start - 1] == "-" and self.text[start - 2].isalnum():
                 continue  # part of an id: dep-4940
+            within = bisect.bisect_right(moments, (start, len(self.text))) - 1
+            if within >= 0 and moments[within][0] <= start < moments[within][1]:
+                continue  # the day of a date (Sat, 07 Dec 2024): a time, not a figure
             written = match.group("number").replace(",", "")
             value = float(written + (match.group("exponent") or ""))
             unit = match.group("unit")
             if unit:
                 readings = tuple((reading.family, reading.value) for reading in readings_of(value, 0, unit))
-                figures.append(_Figure(start, match.end(), (*readings, ("plain", value)), False))
+                if not any(family in ("seconds", "percent") for family, _ in readings):
+                    readings = (*readings, ("plain", value))  # 1.2k requests; not 6m (six minutes) for "6 replicas"
+                figures.append(_Figure(start, match.end(), readings, False))
                 continue
             hinted = self._key_unit(start, value)
             if hinted is not None:  # as good as a written unit
@@ -178,17 +200,19 @@ class ResultIndex:
         keyword, number = anchor.text.rsplit(" ", 1)
         spelled = r"[\s_-]?".join(re.escape(stem(word)) for word in keyword.split())
         name = f"(?:{spelled}|{_SAME_FIELD[keyword]})" if keyword in _SAME_FIELD else spelled
-        before = re.compile(rf"(?<![a-z]){name}\w*[\"']?(?:\s*[:=#]\s*|\s+)[\"']?$", re.I)
+        # `revision: 37`, `REVISION 37`, `#37`, and a pull request's address (`/pull/1482`)
+        before = re.compile(rf"(?<![a-z]){name}\w*[\"']?(?:\s*[:=#/]\s*|\s+)[\"']?$", re.I)
         found = []
         for match in re.finditer(rf"(?<![\w.]){number}(?![\w]|\.\d)", self.text):
             start = match.start()
             line_start = self.text.rfind("\n", 0, start) + 1
-            if before.search(self.text, max(line_start, start - 40), start) or self._in_column(name, start, line_start):
+            if before.search(self.text, max(line_start, start - 40), start) or self.in_column(name, start):
                 found.append(match.span())
         return found[:MAX_KEYED]
 
-    def _in_column(self, name: str, start: int, line_start: int) -> bool:
-        """Whether the table cell at `start` sits under a header column named like `name`."""
+    def in_column(self, name: str, start: int) -> bool:
+        """Whether the table cell at `start` sits under a header column named like `name` (a pattern)."""
+        line_start = self.text.rfind("\n", 0, start) + 1
         header_pattern = re.compile(rf"(?<![a-z]){name}", re.I)
         end = self.text.find("\n", start)
         row = self.text[line_start : end if end != -1 else len(self.text)]
@@ -223,16 +247,26 @@ class ResultIndex:
         start = self.lower.find(written)
         while start != -1 and len(found) < 200:
             end = start + len(written)
-            if self._bounded(start, end):
+            if self._bounded(start, end, dotted="." in written):
                 found.append((start, end))
             start = self.lower.find(written, start + 1)
         return found
 
-    def _bounded(self, start: int, end: int) -> bool:
+    def _bounded(self, start: int, end: int, *, dotted: bool = False) -> bool:
+        """Whether a name found at `start` is the whole name there, not part of a longer one.
+
+        A host is found in its qualified name (`ip-10-1-2-3` in `ip-10-1-2-3.eu-west-1.compute.internal`)
+        and a deployment in its pods' names, but a dotted name is not found in a longer dotted name:
+        the queue `notifications.email` is not `notifications.email.retry`.
+        """
         text = self.lower
         if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
             return False
+        if dotted and end + 1 < len(text) and text[end] == "." and text[end + 1].isalnum():
+            return False
         if end >= len(text) or not (text[end].isalnum() or text[end] == "_"):
+            if _PREFIX_LENGTH.match(text, end):
+                return True  # an address and its prefix length: 192.168.50.14/24
             if end + 1 < len(text) and text[end] in "-/" and text[end + 1].isalnum():
                 return bool(_GENERATED_SUFFIX.match(text, end))
             return True
@@ -262,6 +296,11 @@ def _column_of(row: str, offset: int, header: str) -> int:
     starts = [low for low, _ in _columns(header)]
     # Cells start under their column's name; a right-aligned number may start a little before it.
     return bisect.bisect_right(starts, offset + 2) - 1
+
+
+def _cron_seconds(match: re.Match[str]) -> float:
+    minutes = match.group("minutes")
+    return int(minutes) * 60.0 if minutes else int(match.group("hours")) * 3600.0
 
 
 def _interval_seconds(match: re.Match[str]) -> float:

@@ -58,6 +58,27 @@ def field_name(shape: Shape, start: int) -> FieldName:
     return FieldName(frozenset(key), frozenset(path - key))
 
 
+_WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?\W{0,3}$")
+LABEL_MAX_CHARS = 400
+
+
+def value_label(shape: Shape, start: int) -> frozenset[str]:
+    """The words that name the value at `start` where it is printed: its field and path, or the word
+    before it (`limits 500m`); a point of a series is named by its series (`kube_hpa_spec_min_replicas`)."""
+    text = shape.text
+    name = field_name(shape, start)
+    words = name.words
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _WORD_BEFORE.search(text, max(line_start, start - 44), start)
+    if before:
+        words |= words_of(before.group("word"))
+    leaf = shape.leaf_at(start)
+    if leaf.point or not name.key:
+        spans = leaf.nearest_record().context(LABEL_MAX_CHARS)
+        words = words.union(*(words_of(text[low:high]) for low, high in spans))
+    return words
+
+
 def keyed_figures(shape: Shape) -> list[tuple[FieldName, str, int]]:
     """Every figure that is a field's whole value (`"lag": 48912`, `used_memory: 5.12G`), with its name.
 

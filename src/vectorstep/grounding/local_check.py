@@ -17,7 +17,9 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
 from vectorstep.grounding.anchors import STOPWORDS, Anchor, Reading, statement_anchors, stem
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.keys import field_name
+from vectorstep.grounding.keys import field_name, value_label
+from vectorstep.grounding.kin import kin_of
+from vectorstep.grounding.qualifiers import contrast
 from vectorstep.grounding.shapes import Node
 from vectorstep.grounding.together import find_together
 
@@ -63,19 +65,24 @@ def check_claim(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] | 
 def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] | None) -> LocalVerdict:
     found = list(anchors) if anchors is not None else statement_anchors(claim)
     hard = [anchor for anchor in found if anchor.hard]
-    if not hard:  # "restarted 9 times": with nothing more specific, the count is what to look for
-        hard = [anchor for anchor in found if anchor.kind == "number"]
+    if not hard:
+        # "restarted 9 times", "the failing webhook is pod-policy.example.io": with nothing more
+        # specific, the count and the names that read as identifiers are what to look for.
+        hard = [anchor for anchor in found if anchor.kind == "number" or _identifier(anchor)]
     causal = bool(_CAUSAL.search(claim))
     if not hard:
         return LocalVerdict(UNDECIDABLE, "a causal link" if causal else "no figure, time or id to look for")
     given = evidence.given
-    needed = [anchor for anchor in hard if not given(anchor)]
+    # A count that says what it counts ("restarted 3 times") is looked up by it, so it is as needed
+    # as the claim's ids: "redis-0 restarted 2 times" is not backed by redis-0 alone.
+    counted = [anchor for anchor in found if anchor.counted and anchor not in hard]
+    needed = [anchor for anchor in [*hard, *counted] if not given(anchor)]
     if not needed:
         # Everything it names was given, unless it adds a count or a name the task does not have.
         needed = [anchor for anchor in found if anchor.kind in ("number", "name") and not given(anchor)]
         if not needed:
             return LocalVerdict(SUPPORTED, "restates the task")
-    missing = [anchor for anchor in needed if not any(result.index.find(anchor) for result in evidence.usable)]
+    missing = [anchor for anchor in needed if not any(result.find(anchor) for result in evidence.usable)]
     if missing:
         return LocalVerdict(UNSUPPORTED, f"{_named(missing)} {_are(missing)} in no tool result")
     if causal:
@@ -85,9 +92,16 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
     # What the task names (the alert's pod, its service) must be in the record too, when the
     # result speaks of it: a figure of another pod does not back a claim about this one.
     told = [anchor for anchor in found if anchor.kind != "word" and given(anchor)]
-    soft = [anchor for anchor in found if not anchor.hard and not given(anchor)] + told
+    soft = [anchor for anchor in found if not anchor.hard and not given(anchor) and anchor not in needed] + told
     words = [anchor for anchor in found if anchor.kind == "word"]
     return _placed(claim, evidence.usable, needed, soft, words)
+
+
+def _identifier(anchor: Anchor) -> bool:
+    """A name that reads as one thing's identifier (`partner-portal-tls`, `discount_engin_url`,
+    `validate.policy.example.dev`) rather than a service named in passing (`checkout-api`)."""
+    text = anchor.text
+    return anchor.kind == "name" and ("." in text or "_" in text or sum(text.count(mark) for mark in "-/:@") >= 2)
 
 
 def _placed(
@@ -101,7 +115,7 @@ def _placed(
         group = _together(result, needed, soft)
         if group is None:
             continue
-        misread = _other_field(result, needed, words, group)
+        misread = _other_field(result, needed, words, group) or _contrasted(claim, result, needed, group)
         if misread is not None:
             continue
         # A pair (max_conns=4), a field's number (revision 37) or a quote names what its value is.
@@ -118,7 +132,7 @@ def _placed(
         return lonely
     for result in usable:
         if _together(result, needed, ()) is not None:
-            names = _written(claim, [anchor for anchor in soft if result.index.find(anchor)])
+            names = _written(claim, [anchor for anchor in soft if result.find(anchor)])
             why = (
                 f"{_named(needed)} {_are(needed)} in {_tool(result)}, but in a record about something else than {names}"
             )
@@ -134,6 +148,8 @@ def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], pla
     found = f"{_named(needed)} is in {_tool(result)}"
     if told:
         return LocalVerdict(SUPPORTED, f"{found}, in a record that speaks of {_written(claim, told)}", pointer)
+    if said and all(_specific(anchor) for anchor in needed):
+        return LocalVerdict(SUPPORTED, f"{found}, and nothing there says otherwise", pointer)
     if plain and not said:
         why = f"{found}, but in a record that says nothing of {_written(claim, plain)}"
         return LocalVerdict(UNSUPPORTED, why, pointer)
@@ -142,37 +158,35 @@ def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], pla
     return LocalVerdict(UNDECIDABLE, f"{found}, but nothing else the claim names ties it to that record", pointer)
 
 
+def _specific(anchor: Anchor) -> bool:
+    """Whether finding the anchor at all says much: an id, a hash, a time to the minute, a figure of
+    three significant digits or more; not a small count, a round number or a date alone."""
+    if anchor.kind in ("hash", "pair", "keyed", "quote"):
+        return True
+    if anchor.kind == "name":
+        return anchor.hard
+    if anchor.kind == "time":
+        return anchor.moment is not None and anchor.moment.clock is not None
+    if anchor.kind == "number":
+        digits = re.sub(r"\D", "", anchor.text.split()[0])
+        return anchor.hard and len(digits.strip("0")) >= 3
+    return False
+
+
 def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
-    """How many of the claim's names and counts (not its plain words) the group's record also holds."""
+    """How many of the claim's names and counts (not its plain words) the group's record is known by:
+    said in the record, or in what names it (a series' labels for one of its points)."""
     record = group.nearest_record()
+    context = [(record.start, record.end), *record.context()]
     names = [anchor for anchor in soft if anchor.kind != "word"]
     return sum(
-        any(record.start <= start and end <= record.end for start, end in result.index.find(anchor)) for anchor in names
+        any(low <= start and end <= high for start, end in result.find(anchor) for low, high in context)
+        for anchor in names
     )
 
 
-# Words that name one thing in what tools print and in how people write about it: "memory" is the
-# `heap` of a JVM and the `working_set_bytes` of a container; "errors" are `5xx`.
-_KIN_GROUPS = (
-    "memory mem heap rss working",
-    "connection conn client pool",
-    "request req rps qps traffic throughput",
-    "error err fail failur exception 5xx",
-    "latency duration p99 p95 p50 quantile",
-    "deploy rollout sync releas revision",
-    "version tag imag chart",
-    "disk filesystem storag volum nodefs imagefs",
-    "lag offset behind delay",
-    "node host instanc",
-    "certificat cert tls x509",
-    "restart restartcount",
-    "cpu core millicor",
-)
-_KIN = {word: tuple(group.split()) for group in _KIN_GROUPS for word in group.split()}
-
-
 def _kin(anchor: Anchor) -> list[Anchor]:
-    return [Anchor(word, "word", False) for word in _KIN.get(anchor.text, (anchor.text,))]
+    return [Anchor(word, "word", False) for word in kin_of(anchor.text)]
 
 
 def _spoken(result: ToolResult, group: Node, words: Sequence[Anchor]) -> tuple[list[Anchor], list[Anchor]]:
@@ -188,7 +202,7 @@ def _spoken(result: ToolResult, group: Node, words: Sequence[Anchor]) -> tuple[l
     told: list[Anchor] = []
     said: list[Anchor] = []
     for anchor in words:
-        found = [span for kin in _kin(anchor) for span in result.index.find(kin)]
+        found = [span for kin in _kin(anchor) for span in result.find(kin)]
         if not any(low <= start and end <= high for start, end in found for low, high in context):
             if len(siblings) < 2 and any(result.asked_index.find(kin) for kin in _kin(anchor)):
                 told.append(anchor)
@@ -237,7 +251,7 @@ def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset
                 return misread
         if anchor.kind != "number":
             continue
-        everywhere = result.index.find(anchor)
+        everywhere = result.find(anchor)
         names = [field_name(result.shape, start) for start, _ in everywhere if record.start <= start < record.end]
         own = max(names, key=lambda name: len(words & name.words), default=None)
         if own is None or not own.key:
@@ -253,9 +267,26 @@ def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset
     return None
 
 
+def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group: Node) -> str | None:
+    """Why a value found in `group` is not the one the claim means: its name has the opposite qualifier.
+
+    `spec_min_replicas` for "capped at 6 replicas, its maximum"; `old_master=` for "became master".
+    """
+    record = group.nearest_record()
+    words = claim_words(claim)
+    for anchor in anchors:
+        places = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
+        opposed = [contrast(value_label(result.shape, start), words) for start in places]
+        if places and all(opposed):
+            named, said = opposed[0]  # type: ignore[misc]
+            says = _written(claim, [Anchor(said, "word", False)])
+            return f"`{anchor.text}` is named `{named}` where it is, but the claim says {says}"
+    return None
+
+
 def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], record: Node) -> str | None:
     """A record's times have names (`lastScheduleTime`, `lastSuccessfulTime`): the claim names another."""
-    found = [start for start, _ in result.index.find(anchor) if record.start <= start < record.end]
+    found = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
     if not found:
         return None
     own = field_name(result.shape, found[0]).key

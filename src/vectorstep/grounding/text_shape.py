@@ -73,6 +73,8 @@ def text_tree(text: str, lines: list[Span]) -> Node:
     for child in root.children if root.collection else ():
         child.record = True
     root.record = not root.collection
+    if root.record and root.children and _KEY_VALUE.match(text, root.children[0].start):
+        root.identity = [root.children[0]]  # one object (`kubectl describe pod x`): known by its first line, its name
     return root
 
 

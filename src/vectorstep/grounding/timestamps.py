@@ -27,6 +27,8 @@ _PATTERNS = (
     re.compile(rf"(?<!\d)(?P<d>[0-3]?\d)/{_MON}/(?P<y>\d{{4}}):{_CLOCK}{_ZONE}", re.I),
     # Tue, 11 Jun 2024 13:41:07 GMT; 11 Jun 2024 13:41
     re.compile(rf"(?<!\d)(?P<d>[0-3]?\d) {_MON},? (?P<y>\d{{4}}),? {_CLOCK}{_ZONE}", re.I),
+    # Aug  3 00:12:44 2024 GMT (openssl's notAfter, ctime): the year after the clock
+    re.compile(rf"\b{_MON} {{1,2}}(?P<d>[0-3]?\d) {_CLOCK} (?P<y>\d{{4}}){_ZONE}", re.I),
     # Jun 11 13:41:07 (syslog, journald); Jun 11, 2024 13:41
     re.compile(rf"\b{_MON} {{1,2}}(?P<d>[0-3]?\d)(?:,? (?P<y>\d{{4}}))?,? {_CLOCK}{_ZONE}", re.I),
     # I0611 13:41:07.123456 (klog)

@@ -20,7 +20,7 @@ from vectorstep.grounding.anchors import Anchor
 from vectorstep.grounding.evidence import ToolResult
 from vectorstep.grounding.shapes import Node, common_ancestor
 
-MAX_OCCURRENCES = 40
+MAX_OCCURRENCES = 120
 
 
 def find_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor] = ()) -> Node | None:
@@ -30,7 +30,7 @@ def find_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anc
     shape = result.shape
     found: dict[str, list[Occurrence]] = {}
     for anchor in hard:
-        spans = result.index.find(anchor)[:MAX_OCCURRENCES]
+        spans = result.find(anchor)[:MAX_OCCURRENCES]
         found[anchor.key] = [(shape.leaf_at(start), start) for start, _ in spans]
     _drop_bare_point_times(hard, found)
     if any(not occurrences for occurrences in found.values()):
@@ -94,7 +94,7 @@ def _mentions_soft(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> b
     record = group.nearest_record()
     context = [(record.start, record.end), *record.context()]
     for anchor in soft:
-        found = result.index.find(anchor)
+        found = result.find(anchor)
         if found and not any(low <= start and end <= high for start, end in found for low, high in context):
             return False
     return True
