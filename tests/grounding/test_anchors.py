@@ -213,3 +213,10 @@ def test_an_answer_states_its_fields_and_reasoning_but_not_its_bookkeeping() -> 
         "checkout-api-new01",
         "memory: 512Mi",
     ]
+
+
+def test_a_unit_in_a_column_of_its_own_is_the_value_s_unit() -> None:
+    settings = " name                        | setting | unit\n max_standby_streaming_delay | 30000   | ms\n shared_buffers | 16384 | 8kB\n"
+    assert found("max_standby_streaming_delay is 30s", settings)
+    assert found("shared_buffers is 128MB", settings)
+    assert not found("the delay is 30000s", settings)

@@ -421,3 +421,12 @@ def test_a_timestamp_in_a_short_tuple_is_shown_with_the_log_line_it_dates() -> N
     text = json.dumps({"status": "success", "data": {"resultType": "streams", "result": streams}})
     window = shown(text, "the request at 2024-06-11T13:15:13Z was served", budget=600)
     assert '["1718111713000000000", "level=info msg=\\"request served\\" id=r5-13' in window
+
+
+def test_a_small_count_is_shown_where_it_counts_what_the_answer_counts() -> None:
+    # A hundred 30s earlier in the output would take every place the window looks at for "30"; the
+    # one that counts replicas is the one to show.
+    noise = "\n".join(f"deployment/web-{n:02d}  replicas 3  surge 30  unavailable 30" for n in range(60))
+    hpa = "Name:          cart\nMin replicas:  2\nMax replicas:  30\nDeployment pods: 30 current / 30 desired"
+    window = shown(f"{noise}\n{hpa}", "the cart HPA allows at most 30 replicas", budget=600)
+    assert "Max replicas:  30" in window

@@ -42,6 +42,8 @@ _KEY_UNITS = (
     (re.compile(r"(?:seconds|secs?)$", re.I), "seconds", 1.0),
     (re.compile(r"bytes$", re.I), "bytes", 1.0),
 )
+_CELL_UNIT = re.compile(r"[ \t]*\|[ \t]*(?P<unit>ms|s|min|h|d|B|kB|8kB|MB|GB)[ \t]*(?=\||$)", re.M)
+_CELL_UNITS = {"kB": 1024.0, "8kB": 8192.0, "MB": 1024.0**2, "GB": 1024.0**3}  # PostgreSQL's sizes are binary
 # A pod or replica set takes its deployment's name plus generated suffixes.
 _GENERATED_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})?-[a-z0-9]{5}\b|-\d+\b")
 _PREFIX_LENGTH = re.compile(r"/\d{1,3}(?![\w./-])")
@@ -177,7 +179,7 @@ class ResultIndex:
                     readings = (*readings, ("plain", value))  # 1.2k requests; not 6m (six minutes) for "6 replicas"
                 figures.append(_Figure(start, match.end(), readings, False))
                 continue
-            hinted = self._key_unit(start, value)
+            hinted = self._key_unit(start, value) or self._cell_unit(match.end(), value)
             if hinted is not None:  # as good as a written unit
                 figures.append(_Figure(start, match.end(), (hinted, ("plain", value)), False))
                 continue
@@ -194,6 +196,17 @@ class ResultIndex:
             if pattern.search(key.group("key")):
                 return family, value * scale
         return None
+
+    def _cell_unit(self, end: int, value: float) -> tuple[str, float] | None:
+        """A table may give a value's unit a column of its own (`pg_settings`: `30000 | ms`)."""
+        cell = _CELL_UNIT.match(self.text, end)
+        if cell is None:
+            return None
+        unit = cell.group("unit")
+        scale = _CELL_UNITS.get(unit)
+        if scale is not None:
+            return "bytes", value * scale
+        return next((reading.family, reading.value) for reading in readings_of(value, 0, unit))
 
     def _keyed(self, anchor: Anchor) -> list[Span]:
         """The number as the value of a field named like its keyword: after it on its line, or in its column."""

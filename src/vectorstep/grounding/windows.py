@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vectorstep.grounding.anchors import Anchor, answer_statements, statement_anchors
+from vectorstep.grounding.counts import counts
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.shapes import Node, Shape, Span
 
@@ -185,7 +186,10 @@ def _units(
     matches: list[tuple[str, Span]] = []
     groups: dict[int, int] = {}
     for anchor in anchors:
-        found = index.find(anchor)[:MAX_MATCHES_PER_ANCHOR]
+        found = index.find(anchor)
+        if anchor.counted:  # a small count only where it counts what the answer counts
+            found = [span for span in found if counts(index, shape, span, anchor.counted)]
+        found = found[:MAX_MATCHES_PER_ANCHOR]
         if not found:
             continue
         holders = {id(shape.leaf_at(start).nearest_record()) for start, _ in found}
