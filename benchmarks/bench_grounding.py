@@ -1,8 +1,8 @@
 """What a grounding judge can see, what its request costs, and how well the anchor check decides.
 
 On the corpus (`benchmarks/corpus/`, format in its FORMAT.md) — realistic SRE investigations with
-the full text of every tool result and labelled claims — for each set (`tuning`, and `held-out` and
-`held-out-2`, which the code was never tuned on) this measures:
+the full text of every tool result and labelled claims — for each set (`tuning`, and `held-out`,
+`held-out-2` and `held-out-3`, which the code was never tuned on) this measures:
 
 - **visible evidence**: the share of true claims whose every evidence string appears whole in the
   judge's transcript at a budget of `grounding.max_trace_chars` per entry, with plain head
@@ -40,7 +40,7 @@ from vectorstep.prompts import prompt_template
 from vectorstep.templating import render_strict
 
 CORPUS = Path(__file__).parent / "corpus"
-SETS = ("tuning", "held-out", "held-out-2")
+SETS = ("tuning", "held-out", "held-out-2", "held-out-3")
 JUDGE_INSTRUCTIONS = Path(__file__).parents[1] / "samples" / "agents" / "grounding-judge" / "instructions.md"
 DECIDED_KINDS = ("number", "id", "timestamp")
 

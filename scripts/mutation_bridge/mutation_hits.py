@@ -16,7 +16,9 @@ import pytest
 # The evidence windows and the anchor check are pure functions of a text, tried by their own tests
 # directly; through a pipeline case (seconds each) a judge would only run them again. Their mutants
 # are therefore not filed under the pipeline cases, which keeps `make mutation` near a quarter hour.
-IN_PROCESS_ONLY = tuple(f"vectorstep.grounding.{module}." for module in ("windows", "anchors", "local_check"))
+IN_PROCESS_ONLY = tuple(
+    f"vectorstep.grounding.{module}." for module in ("windows", "anchors", "local_check", "counts", "qualifiers")
+)
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:

@@ -220,3 +220,43 @@ def test_a_unit_in_a_column_of_its_own_is_the_value_s_unit() -> None:
     assert found("max_standby_streaming_delay is 30s", settings)
     assert found("shared_buffers is 128MB", settings)
     assert not found("the delay is 30000s", settings)
+
+
+@pytest.mark.parametrize(
+    ("claim", "text", "expected"),
+    [
+        ("about 430 requests queued", "queued=431", True),  # within tens
+        ("about 430 requests queued", "queued=441", False),
+        ("about 100 requests queued", "queued=108", True),  # within a tenth, not a whole hundred
+        ("about 100 requests queued", "queued=150", False),
+        ("about 2000 requests queued", "queued=2130", True),
+        ("about 2000 requests queued", "queued=2400", False),
+        ("took about 1.50s", "took 1.504s", True),  # zeros after the point are written on purpose
+        ("took about 1.50s", "took 1.58s", False),
+        ("errors fell to about 0", "errors=0", True),
+        ("errors fell to about 0", "errors=7", False),  # "0" is one digit, not a trailing zero
+    ],
+    ids=lambda value: str(value)[:28],
+)
+def test_an_approximate_figure_is_within_a_step_of_its_last_significant_digit(
+    claim: str, text: str, expected: bool
+) -> None:
+    figures = [anchor for anchor in statement_anchors(claim) if anchor.kind == "number"]
+    assert figures, claim
+    index = ResultIndex(text)
+    assert all(index.find(anchor) for anchor in figures) is expected
+
+
+@pytest.mark.parametrize(
+    ("claim", "counted"),
+    [
+        ("6 node(s) had volume node affinity conflict", ("node", "volum")),  # as a scheduler writes it
+        ("3 of the pods are ready", ("pod",)),  # small words are not what is counted
+        ("12 ssh keys were rotated", ("ssh", "key")),
+        ("Restarted 3 times before noon", ("time", "restart")),  # the verb at the very start
+        ("the backlog hit 12", ()),  # nothing named: any 12
+    ],
+)
+def test_a_count_reads_what_it_counts_from_the_words_beside_it(claim: str, counted: tuple[str, ...]) -> None:
+    found = [anchor for anchor in statement_anchors(claim) if anchor.kind == "number"]
+    assert [anchor.counted for anchor in found] == [counted]

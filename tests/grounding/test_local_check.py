@@ -705,7 +705,7 @@ def test_a_word_that_starts_every_line_ties_a_figure_to_none_of_them() -> None:
         (  # the claim's words as it wrote them, not their stems (`evict`)
             "Alert: cart pods restarting",
             "a pod was evicted at 3.4Gi",
-            "`3.4Gi` is in the result of logs__search, but in a record about something else than `pod`, `evicted`",
+            "`3.4Gi` is in the result of logs__search, but in a record about something else than `evicted`",
         ),
         (  # a name the task gave
             "Alert CartLatencyHigh on route /v1/cart. Investigate.",
@@ -824,3 +824,63 @@ def test_a_name_that_reads_as_an_identifier_is_looked_for_when_the_claim_has_not
     assert (refuted.verdict, refuted.reason) == ("unsupported", "`pod-guard.example.io` is in no tool result")
     # A name in passing with nothing else to look for is still not decided.
     assert check_claim("only checkout-api is affected", evidence_of).verdict == "undecidable"
+
+
+DEPLOY_LIST = json.dumps(
+    {
+        "deploys": [
+            {
+                "deploy": f"dep-{4930 + n}",
+                "sha": sha,
+                "deployed_at": f"2024-06-1{n}T0{n}:1{n}:0{n}Z",
+                "note": f"deploy replicas={10 + n} via 'helm upgrade step {n}'",
+                "duration_ms": 4000 + 111 * n,
+            }
+            for n, sha in enumerate(["7d1e0c93b4f2a8e61c05d9b7a3e4f8c2d1b60a57", "3e91f0a7c2d4b85e6f1a09d3c7b2e4f6a8d0c1b9"])
+        ]
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("the deploy shipped 7d1e0c9", "supported"),  # a hash
+        ("the deploy ran with replicas=11", "supported"),  # a key=value
+        ("the deploy was dep-4931", "supported"),  # an id with digits
+        ("the deploy ran 'helm upgrade step 1'", "supported"),  # a quote
+        ("the deploy happened at 01:11Z", "supported"),  # a time to the minute
+        ("the deploy happened on 11 June", "undecidable"),  # a date alone: every deploy has one
+        ("the deploy took 4,111 ms", "supported"),  # four significant digits
+        ("the deploy took about 4.1 s", "undecidable"),  # two: a round figure
+    ],
+)
+def test_a_specific_value_alone_in_a_record_like_its_siblings_is_backed_and_a_vague_one_undecided(
+    claim: str, verdict: str
+) -> None:
+    deploys = StepEvidence("Alert: checkout errors", [ToolResult("c0", "deploys__list", DEPLOY_LIST, False, True)])
+    checked = check_claim(claim, deploys)
+    assert checked.verdict == verdict, checked.reason
+    assert checked.pointer is not None and checked.pointer.call_id == "c0"  # where it was found, either way
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("the config has the key discount_engin_url", "supported"),  # an underscore makes an identifier
+        ("the Ingress names the secret partner-portal-tls", "supported"),  # so do two hyphens
+        ("the dashboard has uid pay-slo", "undecidable"),  # one hyphen reads as a name in passing
+    ],
+)
+def test_a_name_is_looked_for_as_an_identifier_by_its_punctuation(claim: str, verdict: str) -> None:
+    text = '{"config":{"discount_engin_url":"http://x"},"tls":[{"secretName":"partner-portal-tls"}],"uid":"pay-slo"}'
+    checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__get", text, False, True)]))
+    assert checked.verdict == verdict, checked.reason
+
+
+def test_a_claim_that_restates_the_task_is_checked_for_the_figure_it_adds() -> None:
+    task = "Alert CartErrors on cart-api since 13:52Z."
+    evidence_of = StepEvidence(task, [ToolResult("c0", "logs__search", "13:52:10 cart-api errors=9", False, True)])
+    assert check_claim("cart-api errors since 13:52Z", evidence_of).verdict == "supported"
+    added = check_claim("cart-api errors since 13:52Z peaked at 12", evidence_of)
+    assert (added.verdict, added.reason) == ("unsupported", "`12` is in no tool result")

@@ -109,6 +109,8 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if stemmed.endswith(suffix) and len(stemmed) - len(suffix) >= 4:
             stemmed = stemmed[: -len(suffix)]
+    if len(stemmed) == 4 and stemmed.endswith("s") and stemmed[-2] not in "siu":
+        stemmed = stemmed[:-1]  # a short plural: pods, jobs, keys, IPs (not bus, this, plus)
     return stemmed
 
 
@@ -350,13 +352,17 @@ def _quantity(match: re.Match[str]) -> Anchor | None:
 
 
 def approximately(readings: list[Reading], written: str) -> list[Reading]:
-    """Readings of a figure written as approximate: within one step of its last significant digit.
+    """Readings of a figure written as approximate: within one step of its last significant digit,
+    and never further than a tenth of it ("about 100" is 90 to 110, not 0 to 200).
 
     Zeros ending a whole number are not significant: "about 430" is within tens.
     """
     zeros = 0 if "." in written else len(written) - len(written.rstrip("0"))
-    widen = 10.0 ** min(zeros, len(written) - 1) if written.strip("0") else 1.0
-    return [Reading(r.family, r.value, r.tolerance * widen, approximate=True) for r in readings]
+    widen = 10.0 ** min(zeros, len(written) - 1)  # "0" itself is one digit, not a trailing zero
+    return [
+        Reading(r.family, r.value, min(r.tolerance * widen, max(r.tolerance, abs(r.value) * 0.1)), approximate=True)
+        for r in readings
+    ]
 
 
 _MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9}

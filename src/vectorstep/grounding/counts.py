@@ -3,9 +3,9 @@
 "PagerDuty has 25 open incidents" is not backed by the `"limit": 25` of the API's paging, nor
 "restarted 3 times" by a `3` in a pod's age: a bare small number means something only with what it
 counts beside it. A count is taken where the result names what the claim counts (or a kin word)
-right after it (`6 node(s) had`), right before it (`Restart Count:  3`, `"restarts": 3`), in the
-field, series or column it is the value of (`kube_hpa_status_current_replicas`, `RESTARTS`), or as a
-total (`"total": 9`); "N times" is also an event's `(x9 over 45m)`.
+right after it (`6 node(s) had`), in the field, series or column it is the value of (`Restart
+Count:  3`, `"restarts": 3`, `kube_hpa_status_current_replicas`, `RESTARTS`), or as a total
+(`"total": 9`); "N times" is also an event's `(x9 over 45m)`.
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ def counts(index: ResultIndex, shape: Shape, span: Span, counted: tuple[str, ...
         return True
     start, end = span
     text = index.lower
-    line_start = text.rfind("\n", 0, start) + 1
+    if "time" in counted and text[max(0, start - 2) : start] == "(x":
+        return True
     line_end = text.find("\n", end)
     after = text[end : min(end + CONTEXT_CHARS, len(text) if line_end == -1 else line_end)]
-    before = text[max(line_start, start - CONTEXT_CHARS) : start]
-    if "time" in counted and before.endswith("(x"):
-        return True
     name = "|".join(re.escape(word) for word in words)
-    if re.match(rf"[\s\"':=]*(?:\w+\s+)?(?:{name})", after) or re.search(rf"(?:{name})\w*\W*$", before):
+    if re.match(rf"[\s\"':=]*(?:\w+\s+)?(?:{name})", after):
         return True
     label = value_label(shape, start)
     named = [word for word in label if len(word) >= MIN_WORD]

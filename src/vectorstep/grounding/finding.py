@@ -302,6 +302,16 @@ def _columns(line: str) -> list[Span]:
     return [match.span() for match in re.finditer(r"\S+(?: \S+)*", line)]
 
 
+def header_cell(header: str, row: str, offset: int) -> str:
+    """The header column's name over the cell at `offset` of `row` (`RESTARTS`, `confl_snapshot`)."""
+    columns = _columns(header)
+    column = _column_of(row, offset, header)
+    if not 0 <= column < len(columns):
+        return ""
+    low, high = columns[column]
+    return header[low:high].strip()
+
+
 def _column_of(row: str, offset: int, header: str) -> int:
     """The header column a cell sits under: by its `|`s, else by where the header's columns start."""
     if "|" in row:

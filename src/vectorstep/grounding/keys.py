@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vectorstep.grounding.anchors import stem
+from vectorstep.grounding.finding import header_cell
 from vectorstep.grounding.shapes import Node, Shape
 
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -44,7 +45,8 @@ class FieldName:
 def field_name(shape: Shape, start: int) -> FieldName:
     text = shape.text
     line_start = text.rfind("\n", 0, start) + 1
-    inline = _INLINE_KEY.search(text, max(line_start, start - 48), start)
+    # `kubectl describe` aligns its values far right of their keys: `Max replicas:` and 40 spaces.
+    inline = _INLINE_KEY.search(text, max(line_start, start - KEY_REACH), start)
     key: set[str] = set(words_of(inline.group("key"))) if inline else set()
     path: set[str] = set()
     leaf = shape.leaf_at(start)
@@ -58,8 +60,9 @@ def field_name(shape: Shape, start: int) -> FieldName:
     return FieldName(frozenset(key), frozenset(path - key))
 
 
-_WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?\W{0,3}$")
+_WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?[^\w\n]{0,3}[ \t]*$")
 LABEL_MAX_CHARS = 400
+KEY_REACH = 100
 
 
 def value_label(shape: Shape, start: int) -> frozenset[str]:
@@ -69,14 +72,27 @@ def value_label(shape: Shape, start: int) -> frozenset[str]:
     name = field_name(shape, start)
     words = name.words
     line_start = text.rfind("\n", 0, start) + 1
-    before = _WORD_BEFORE.search(text, max(line_start, start - 44), start)
+    before = _WORD_BEFORE.search(text, max(line_start, start - KEY_REACH), start)
     if before:
         words |= words_of(before.group("word"))
     leaf = shape.leaf_at(start)
+    record = leaf.nearest_record()
+    column = _column(text, record, start)
+    if column is not None:  # a table's cell is named by its column, not by the whole header
+        return words | words_of(column)
     if leaf.point or not name.key:
-        spans = leaf.nearest_record().context(LABEL_MAX_CHARS)
+        spans = record.context(LABEL_MAX_CHARS)
         words = words.union(*(words_of(text[low:high]) for low, high in spans))
     return words
+
+
+def _column(text: str, row: Node, start: int) -> str | None:
+    """The header cell over `start` when `row` is a row of a text table (`kubectl get`, `psql`)."""
+    table = row.parent
+    if table is None or not table.table or row.start <= table.head[0][0]:
+        return None
+    header_start, header_end = table.head[0]
+    return header_cell(text[header_start:header_end], text[row.start : row.end], start - row.start)
 
 
 def keyed_figures(shape: Shape) -> list[tuple[FieldName, str, int]]:

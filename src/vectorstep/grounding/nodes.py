@@ -24,6 +24,7 @@ class Node:
     record: bool = False
     collection: bool = False
     point: bool = False  # a short tuple of scalars in a list of them: [1718111400, "0.21"]
+    table: bool = False  # rows of text under a header line (`kubectl get`, `psql`): its head is the header
     parent: Node | None = field(default=None, repr=False)
 
     def walk(self) -> Iterator[Node]:

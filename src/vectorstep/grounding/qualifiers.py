@@ -36,10 +36,8 @@ _GROUPS_TEXT = (
 
 
 def _classes() -> list[list[frozenset[str]]]:
+    # Built at each call, not at import: a few microseconds, and a mutation test can reach it.
     return [[frozenset(stem(word) for word in members.split()) for members in group] for group in _GROUPS_TEXT]
-
-
-_CLASSES = _classes()
 
 
 def contrast(named: Iterable[str], claimed: Iterable[str]) -> tuple[str, str] | None:
@@ -49,7 +47,7 @@ def contrast(named: Iterable[str], claimed: Iterable[str]) -> tuple[str, str] | 
     both, or neither, does not.
     """
     name_words, claim_words = frozenset(named), frozenset(claimed)
-    for group in _CLASSES:
+    for group in _classes():
         own = [members & name_words for members in group]
         said = [members & claim_words for members in group]
         if sum(bool(words) for words in own) != 1:

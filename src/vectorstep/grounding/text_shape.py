@@ -151,7 +151,9 @@ def _tables(text: str, node: Node) -> None:
                 last += 1
             if last > first:
                 head = [(header.start, header.end)] + ([(children[rule].start, children[rule].end)] if rule else [])
-                table = Node(header.start, children[last - 1].end, children[first:last], head, collection=True)
+                table = Node(
+                    header.start, children[last - 1].end, children[first:last], head, collection=True, table=True
+                )
                 table.parent = node
                 for row in table.children:
                     row.parent, row.record = table, True
