@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from vectorstep.grounding.counts import MAX_COUNTED_PLACES
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
 from vectorstep.grounding.local_check import _CLAUSES, answer_claims, check_claim, check_statement, claim_words, clauses
 from vectorstep.grounding.pointers import locate
@@ -836,7 +837,9 @@ DEPLOY_LIST = json.dumps(
                 "note": f"deploy replicas={10 + n} via 'helm upgrade step {n}'",
                 "duration_ms": 4000 + 111 * n,
             }
-            for n, sha in enumerate(["7d1e0c93b4f2a8e61c05d9b7a3e4f8c2d1b60a57", "3e91f0a7c2d4b85e6f1a09d3c7b2e4f6a8d0c1b9"])
+            for n, sha in enumerate(
+                ["7d1e0c93b4f2a8e61c05d9b7a3e4f8c2d1b60a57", "3e91f0a7c2d4b85e6f1a09d3c7b2e4f6a8d0c1b9"]
+            )
         ]
     }
 )
@@ -884,3 +887,15 @@ def test_a_claim_that_restates_the_task_is_checked_for_the_figure_it_adds() -> N
     assert check_claim("cart-api errors since 13:52Z", evidence_of).verdict == "supported"
     added = check_claim("cart-api errors since 13:52Z peaked at 12", evidence_of)
     assert (added.verdict, added.reason) == ("unsupported", "`12` is in no tool result")
+
+
+def test_a_count_is_looked_for_in_a_bounded_number_of_places() -> None:
+    # Each place of a small number costs a look at its field, and a hostile answer may count many
+    # things in a result of thousands of small numbers: only the first places of each are looked at.
+    padding = "\n".join(f"worker-{n} queue={n % 10}" for n in range(MAX_COUNTED_PLACES * 10))
+    late = f"{padding}\nRestart Count:  3\n"
+    early = f"Restart Count:  3\n{padding}\n"
+    claim = "the pod restarted 3 times"
+    for text, verdict in ((early, "supported"), (late, "unsupported")):
+        checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__describe", text, False, True)]))
+        assert checked.verdict == verdict, checked.reason

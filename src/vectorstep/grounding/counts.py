@@ -18,6 +18,9 @@ from vectorstep.grounding.kin import kin_of
 from vectorstep.grounding.shapes import Shape
 
 CONTEXT_CHARS = 64
+# Each place costs a look at its field, so only so many places of one count are looked at (a hostile
+# answer may count a hundred things in a result of thousands of small numbers).
+MAX_COUNTED_PLACES = 200
 MIN_WORD = 3
 _TOTALS = frozenset({"total", "count", "length", "size", "num", "number"})
 

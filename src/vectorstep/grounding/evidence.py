@@ -16,7 +16,7 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer
 from vectorstep.domain.trace import TraceEvent, without_cap_marker
 from vectorstep.grounding.anchors import Anchor
-from vectorstep.grounding.counts import counts
+from vectorstep.grounding.counts import MAX_COUNTED_PLACES, counts
 from vectorstep.grounding.finding import ResultIndex, Span
 from vectorstep.grounding.keys import FieldName, keyed_figures
 from vectorstep.grounding.shapes import Node, Shape
@@ -44,7 +44,10 @@ class ToolResult:
         if not anchor.counted or not found:
             return found
         if anchor.key not in self._counted:
-            self._counted[anchor.key] = [span for span in found if counts(self.index, self.shape, span, anchor.counted)]
+            places = found[:MAX_COUNTED_PLACES]
+            self._counted[anchor.key] = [
+                span for span in places if counts(self.index, self.shape, span, anchor.counted)
+            ]
         return self._counted[anchor.key]
 
     @cached_property

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vectorstep.grounding.anchors import Anchor, answer_statements, statement_anchors
-from vectorstep.grounding.counts import counts
+from vectorstep.grounding.counts import MAX_COUNTED_PLACES, counts
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.shapes import Node, Shape, Span
 
@@ -188,7 +188,7 @@ def _units(
     for anchor in anchors:
         found = index.find(anchor)
         if anchor.counted:  # a small count only where it counts what the answer counts
-            found = [span for span in found if counts(index, shape, span, anchor.counted)]
+            found = [span for span in found[:MAX_COUNTED_PLACES] if counts(index, shape, span, anchor.counted)]
         found = found[:MAX_MATCHES_PER_ANCHOR]
         if not found:
             continue
