@@ -17,7 +17,8 @@ import pytest
 # directly; through a pipeline case (seconds each) a judge would only run them again. Their mutants
 # are therefore not filed under the pipeline cases, which keeps `make mutation` near a quarter hour.
 IN_PROCESS_ONLY = tuple(
-    f"vectorstep.grounding.{module}." for module in ("windows", "anchors", "local_check", "counts", "qualifiers")
+    f"vectorstep.grounding.{module}."
+    for module in ("windows", "anchors", "local_check", "counts", "counted", "qualifiers", "words")
 )
 
 

@@ -899,3 +899,22 @@ def test_a_count_is_looked_for_in_a_bounded_number_of_places() -> None:
     for text, verdict in ((early, "supported"), (late, "unsupported")):
         checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__describe", text, False, True)]))
         assert checked.verdict == verdict, checked.reason
+
+
+def test_a_claim_s_small_words_count_as_qualifiers_first_seen_is_not_a_last_timestamp() -> None:
+    event = json.dumps(
+        {
+            "reason": "BackOff",
+            "involvedObject": {"kind": "Pod", "name": "cart-7f9c6d5b4-x2kqp"},
+            "firstTimestamp": "2024-06-11T13:02:10Z",
+            "lastTimestamp": "2024-06-11T13:41:07Z",
+            "count": 14,
+        }
+    )
+    events = StepEvidence("Alert: cart restarting", [ToolResult("c0", "kubectl__get_events", event, False, True)])
+    assert check_claim("the BackOff was first seen at 13:02Z", events).verdict == "supported"
+    misread = check_claim("the BackOff was first seen at 13:41Z", events)
+    assert (misread.verdict, misread.reason) == (
+        "unsupported",
+        "`13:41Z` is named `last` where it is, but the claim says `first`",
+    )

@@ -13,13 +13,14 @@ written with, so a rounded figure finds the full-precision one.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vectorstep.grounding.counted import SPELLED, SPELLED_COUNT, counted_words
 from vectorstep.grounding.timestamps import Moment, find_moments
+from vectorstep.grounding.words import STOPWORDS, stem
 
 NUMBER_PATTERN = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 UNIT_PATTERN = (
@@ -51,11 +52,6 @@ _WINDOW = re.compile(
     r"(?:s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b",
     re.I,
 )
-# A count written in words ("six nodes", "zero available replicas"); not "one", which is mostly a pronoun.
-_SPELLED_WORDS = """zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-sixteen seventeen eighteen nineteen twenty"""
-_SPELLED = {word: number for number, word in enumerate(_SPELLED_WORDS.split()) if word != "_"}
-_SPELLED_COUNT = re.compile(rf"\b(?:{'|'.join(_SPELLED)})\b", re.I)
 # "a 90-day validity", "the 15-minute window": a duration joined to its unit by a hyphen
 _HYPHENED_DURATION = re.compile(r"(?<![\w.-])(?P<number>\d+)-(?P<unit>day|hour|minute|second)s?\b", re.I)
 # 9m42s, 1h30m, 2h5m10s: one duration, not two figures
@@ -64,7 +60,6 @@ _RANGE = re.compile(
     rf"(?<![\w./:-])(?P<low>\d+(?:\.\d+)?)\s?[-–]\s?(?P<high>\d+(?:\.\d+)?)\s?(?P<unit>{UNIT_PATTERN})?(?P<rate>{RATE_PATTERN})?(?![\w])"
 )
 _COUNT = re.compile(r"(?<![\w.,:/-])\d{1,2}(?![\w.,:/-]\w|[\w%])")
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
 # "revision 37", "partition 5", "exit code 137": a short number is specific once it is the value of
 # a named field; it is looked up as that field's value (a key, a label, a column), not anywhere.
 _KEYWORD_NUMBER = re.compile(
@@ -89,29 +84,6 @@ _SIZE_STEPS = "kmgtp"
 # "about 430MB" for 431702016: a figure written as approximate is taken as one, within one step of
 # its last significant digit (430: tens; 1.8: tenths), so "about 1.8 GiB" is not 2Gi.
 _APPROXIMATE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|close to|~|≈)\s?$", re.I)
-_STOPWORD_TEXT = """
-the and for are was were has had have not but its this that with from into than then they them
-when what which while where also only over under more most some such very each both because
-since until during against between through would could should shows showed show seen every other
-these those does done being same your ours just like still even much many well back down after
-before about there their been all any per via out off our who how why yes can may will one two
-three four five six seven eight nine ten first last now new see set get got use using value
-values around nearly approximately roughly reached rose fell dropped increased decreased started
-began stopped ended peaked hit shown
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A word without its ending, so that `restarted` finds `restartCount` and `sessions` finds `session`."""
-    stemmed = word.lower()
-    for suffix in _SUFFIXES:
-        if stemmed.endswith(suffix) and len(stemmed) - len(suffix) >= 4:
-            stemmed = stemmed[: -len(suffix)]
-    if len(stemmed) == 4 and stemmed.endswith("s") and stemmed[-2] not in "siu":
-        stemmed = stemmed[:-1]  # a short plural: pods, jobs, keys, IPs (not bus, this, plus)
-    return stemmed
 
 
 @dataclass(frozen=True)
@@ -189,34 +161,13 @@ def _counts(text: str, rest: str) -> list[Anchor]:
         anchors.append(
             Anchor(written, "number", False, (Reading("plain", float(written), 0.0),), True, counted=counted)
         )
-    for match in _SPELLED_COUNT.finditer(rest):
-        value = _SPELLED[match.group(0).lower()]
+    for match in SPELLED_COUNT.finditer(rest):
+        value = SPELLED[match.group(0).lower()]
         counted = counted_words(text, match.start(), match.end())
         anchors.append(
             Anchor(str(value), "number", False, (Reading("plain", float(value), 0.0),), True, counted=counted)
         )
     return anchors
-
-
-_PRECEDING = re.compile(
-    r"(?P<verb>[A-Za-z][\w-]{2,})(?:\s+(?:a|an|the|to|at|of|up|by|on|in|for|with|only|about|least|most))*\s+$"
-)
-_TIMES = frozenset({"times", "time", "x"})
-
-
-def counted_words(text: str, start: int, end: int) -> tuple[str, ...]:
-    """What the count at `start:end` counts: the words after it ("25 open incidents") and the one
-    before ("opens up to 10 connections"); for "N times", what happened that often ("restarted 3 times")."""
-    following = re.match(r"\s+(?P<words>(?:[A-Za-z][\w()-]*\s*){1,3})", text[end : end + 40])
-    preceding = _PRECEDING.search(text, max(0, start - 30), start)
-    before = [stem(preceding.group("verb"))] if preceding and preceding.group("verb").lower() not in STOPWORDS else []
-    if following is None:
-        return tuple(before)
-    words = [word.lower().removesuffix("(s)") for word in following.group("words").split()]
-    if words[0] in _TIMES:
-        return tuple(dict.fromkeys(["time", *before]))
-    stems = [stem(word) for word in words if word not in STOPWORDS and len(word) > 2]
-    return tuple(dict.fromkeys(stems + before))
 
 
 class _Found:

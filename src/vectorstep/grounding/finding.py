@@ -14,8 +14,9 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from vectorstep.grounding.anchors import NUMBER_PATTERN, UNIT_PATTERN, Anchor, Reading, readings_of, stem
+from vectorstep.grounding.anchors import NUMBER_PATTERN, UNIT_PATTERN, Anchor, Reading, readings_of
 from vectorstep.grounding.timestamps import Moment, find_moments, same_moment
+from vectorstep.grounding.words import stem
 
 Span = tuple[int, int]
 _TEXT_NUMBER = re.compile(  # not the parts of a clock (09:41:06) or a date (2024-08-14)

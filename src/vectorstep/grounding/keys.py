@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vectorstep.grounding.anchors import stem
 from vectorstep.grounding.finding import header_cell
 from vectorstep.grounding.shapes import Node, Shape
+from vectorstep.grounding.words import stem
 
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S{0,3}$")

@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
-from vectorstep.grounding.anchors import STOPWORDS, Anchor, Reading, statement_anchors, stem
+from vectorstep.grounding.anchors import Anchor, Reading, statement_anchors
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
 from vectorstep.grounding.keys import field_name, value_label
 from vectorstep.grounding.kin import kin_of
 from vectorstep.grounding.qualifiers import contrast
 from vectorstep.grounding.shapes import Node
 from vectorstep.grounding.together import find_together
+from vectorstep.grounding.words import STOPWORDS, stem
 
 SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
 POINTER_RECORD_MAX_CHARS = 2000
@@ -273,7 +274,8 @@ def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group
     `spec_min_replicas` for "capped at 6 replicas, its maximum"; `old_master=` for "became master".
     """
     record = group.nearest_record()
-    words = claim_words(claim)
+    # Every word, stop words too: "first", "last", "new" and "now" are what qualifiers are made of.
+    words = frozenset(stem(word) for word in _WORDS.findall(claim))
     for anchor in anchors:
         places = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
         opposed = [contrast(value_label(result.shape, start), words) for start in places]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from vectorstep.grounding.anchors import stem
+from vectorstep.grounding.words import stem
 
 # Each group lists classes that exclude each other: a value named by one class is not what a claim
 # naming another class (and none of the value's) speaks of.
