@@ -28,7 +28,10 @@ SERIES = json.dumps(
         "data": {
             "resultType": "matrix",
             "result": [
-                {"metric": {"__name__": "kube_hpa_status_current_replicas", "hpa": "cart"}, "values": [[1718113800, "6"]]},
+                {
+                    "metric": {"__name__": "kube_hpa_status_current_replicas", "hpa": "cart"},
+                    "values": [[1718113800, "6"]],
+                },
                 {"metric": {"__name__": "kube_job_status_active", "namespace": "etl"}, "values": [[1718113800, "4"]]},
             ],
         },
