@@ -9,13 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vectorstep.grounding.anchors import statement_anchors
 from vectorstep.grounding.shapes import Shape, Span
 from vectorstep.grounding.windows import (
     FRAGMENT_CONTEXT,
+    GROUP_MAX_CHARS,
     LEAF_MAX,
     MARKER_ESTIMATE,
+    TUPLE_MEMBER_HEAD,
     ResultWindows,
     _added,
+    _merge,
     answer_anchors,
     head_only,
     select_windows,
@@ -266,6 +270,21 @@ def test_the_cost_of_a_record_is_what_it_adds_and_a_marker_if_it_stands_apart(sp
     assert _added(SHOWN, spans) == cost
 
 
+@pytest.mark.parametrize(
+    ("spans", "merged"),
+    [
+        ([(0, 100), (109, 200)], [(0, 200)]),
+        ([(0, 100), (129, 200)], [(0, 200)]),  # "… [29 characters omitted] …" on a line of its own: 29 characters
+        ([(0, 100), (130, 200)], [(0, 100), (130, 200)]),  # the marker is shorter than the 30 it hides
+        ([(129, 200), (0, 100)], [(0, 200)]),
+        ([(0, 100), (50, 80), (100, 150)], [(0, 150)]),
+    ],
+    ids=["short-gap", "gap-as-long-as-its-marker", "gap-longer-than-its-marker", "unsorted", "overlapping"],
+)
+def test_a_gap_no_longer_than_the_marker_that_would_replace_it_is_shown(spans: list[Span], merged: list[Span]) -> None:
+    assert _merge(spans) == merged
+
+
 def test_a_head_line_longer_than_its_share_is_cut_to_the_share() -> None:
     first = "XFS (dm-3): metadata I/O error in xfs_imap_to_bp at daddr 0x2c8 len 32 error 5 " * 3
     text = "\n".join([first, *WORKERS.splitlines()])
@@ -392,14 +411,200 @@ def test_a_result_s_windows_say_how_many_of_its_facts_they_leave_out(
     assert hidden == left_out
 
 
-def test_the_record_that_shows_a_statements_anchors_together_beats_records_that_show_each_alone() -> None:
+@pytest.mark.parametrize(
+    ("deploy_line", "image_line"),
+    [
+        ("2024-06-11T13:07:00Z dep-4940 checkout-api scheduled", "2024-06-11T13:31:00Z image 4f2a9c1 scanned"),
+        ("2024-06-11T13:07:00Z checkout-api scheduled dep-4940", "2024-06-11T13:31:00Z scanned image 4f2a9c1"),
+    ],
+    ids=["inside-their-lines", "ending-their-lines"],
+)
+def test_the_record_that_shows_a_statements_anchors_together_beats_records_that_show_each_alone(
+    deploy_line: str, image_line: str
+) -> None:
     # Two short lines hold one id each; only a long one says both together, as the statement does.
     lines = [f"2024-06-11T13:{n:02d}:00Z dep-{4900 + n} checkout-api rolled out {n:07x}" for n in range(40)]
-    lines[7] = "2024-06-11T13:07:00Z dep-4940 checkout-api scheduled"
-    lines[31] = "2024-06-11T13:31:00Z image 4f2a9c1 scanned"
+    lines[7], lines[31] = deploy_line, image_line
     lines[22] = "2024-06-11T13:22:00Z dep-4940 checkout-api rolled out 4f2a9c1 after approval by" + " the manager" * 12
     window = shown("\n".join(lines), "dep-4940 rolled out 4f2a9c1", budget=350)
     assert "dep-4940 checkout-api rolled out 4f2a9c1" in window
+
+
+IMAGE, NODE = {"image": "4f2a9c1"}, {"target": "ip-10-0-3-17"}
+
+
+def rollouts(facts: dict[int, dict[str, str]]) -> list[dict[str, str]]:
+    """Rollouts too large to show whole, with the facts given; a record given one fact is a short one."""
+    records = [
+        {
+            "id": f"dep-{4900 + n}",
+            "name": f"checkout-api-gateway-frontend-canary-{n:02d}",
+            "service": "checkout-api",
+            "image": f"{n:07x}",
+            "changes": "bump dependencies; regenerate clients; " * 12,
+            "target": f"ip-10-0-{n}-{n + 100}",
+            "status": "succeeded",
+        }
+        for n in range(40)
+    ]
+    for n, fields in facts.items():
+        records[n] = {**records[n], **fields} if len(fields) > 1 else {"id": f"dep-{4900 + n}", **fields}
+    return records
+
+
+def record_shows(window: str, n: int, fields: dict[str, str]) -> bool:
+    """Whether the window shows rollout `n` with all of `fields` inside it."""
+    start = window.find(f'"id": "dep-{4900 + n}"')
+    record = window[start : window.index("}", start)] if start >= 0 else ""
+    return all(f'"{key}": "{value}"' in record for key, value in fields.items())
+
+
+@pytest.mark.parametrize(
+    ("both", "image_only", "target_only"),
+    [(29, 5, 12), (5, 12, 29), (12, 29, 5)],
+    ids=["after-both", "before-both", "around"],
+)
+def test_the_fields_of_a_large_record_that_say_a_statement_together_beat_two_records_that_say_it_apart(
+    both: int, image_only: int, target_only: int
+) -> None:
+    # The large record is reduced to its two fields (with what it is known by); the two short records
+    # would cost less, but only the large one says that this image went to this node.
+    text = json.dumps(rollouts({both: IMAGE | NODE, image_only: IMAGE, target_only: NODE}), indent=2)
+    window = shown(text, "4f2a9c1 was rolled out to ip-10-0-3-17", budget=350)
+    assert record_shows(window, both, IMAGE | NODE)
+    assert f"dep-{4900 + image_only}" not in window and f"dep-{4900 + target_only}" not in window
+
+
+def test_each_statement_gets_the_large_record_that_says_it_together() -> None:
+    other = {"image": "9e8d7c6", "target": "ip-10-0-5-21"}
+    facts = {29: IMAGE | NODE, 5: IMAGE, 12: NODE, 17: other, 33: {"image": "9e8d7c6"}, 8: {"target": "ip-10-0-5-21"}}
+    text = json.dumps(rollouts(facts), indent=2)
+    window = shown(text, "4f2a9c1 was rolled out to ip-10-0-3-17", "9e8d7c6 went to ip-10-0-5-21", budget=600)
+    assert record_shows(window, 29, IMAGE | NODE) and record_shows(window, 17, other)
+    assert not any(f"dep-{4900 + n}" in window for n in (5, 12, 33, 8))
+
+
+def test_anchors_given_without_their_statements_count_as_said_together() -> None:
+    text = json.dumps(rollouts({29: IMAGE | NODE, 5: IMAGE, 12: NODE}), indent=2)
+    window = select_windows(text, statement_anchors("4f2a9c1 was rolled out to ip-10-0-3-17"), 350)
+    assert_faithful(text, window)
+    assert record_shows(window, 29, IMAGE | NODE)
+
+
+@pytest.mark.parametrize(("size", "together"), [(GROUP_MAX_CHARS, True), (GROUP_MAX_CHARS + 1, False)])
+def test_a_record_up_to_the_group_limit_says_its_fields_together(size: int, together: bool) -> None:
+    # A larger record (a whole `kubectl describe`, one big object) is too large to be one fact.
+    records = rollouts({29: IMAGE | NODE, 5: IMAGE, 12: NODE})
+    records[29]["changes"] = ""
+    records[29]["changes"] = "x" * (size - len(json.dumps(records[29])))
+    assert len(json.dumps(records[29])) == size
+    window = shown(json.dumps(records), "4f2a9c1 was rolled out to ip-10-0-3-17", budget=350)
+    assert record_shows(window, 29, IMAGE | NODE) == together
+
+
+def test_a_fact_a_large_record_holds_twice_is_shown_by_its_shorter_field() -> None:
+    records = rollouts({29: IMAGE | NODE, 5: IMAGE, 12: NODE})
+    summary = "rebuilt 4f2a9c1 from main; " + "bump dependencies; regenerate clients; " * 6
+    records[29] = {"id": "dep-4929", "summary": summary, **records[29]}  # the image, first in a long field
+    window = shown(json.dumps(records, indent=2), "4f2a9c1 was rolled out to ip-10-0-3-17", budget=350)
+    assert record_shows(window, 29, IMAGE | NODE) and "rebuilt" not in window
+
+
+def test_a_record_says_its_statement_together_whatever_other_statements_it_holds_anchors_of() -> None:
+    # Every rollout names its service, and so do ten statements that no record says together: they
+    # must not keep a rollout from saying together the statement it does back.
+    good = {29: IMAGE | NODE, 17: {"image": "9e8d7c6", "target": "ip-10-0-5-21"}}
+    good[36] = {"image": "7b3e1d0", "target": "ip-10-0-8-40"}
+    apart = {5: IMAGE, 12: NODE, 20: {"image": "9e8d7c6"}, 9: {"target": "ip-10-0-5-21"}}
+    apart |= {1: {"image": "7b3e1d0"}, 24: {"target": "ip-10-0-8-40"}}
+    paused = {n: {"status": "paused"} for n in (3, 7, 10, 14, 15, 21, 26, 31, 34, 38)}
+    statements = [f"{fields['image']} was rolled out to {fields['target']}" for fields in good.values()]
+    statements += [f"checkout-api rollout dep-{4900 + n} was paused" for n in paused]
+    window = shown(json.dumps(rollouts(good | apart | paused), indent=2), *statements, budget=2000)
+    assert all(record_shows(window, n, fields) for n, fields in good.items())
+
+
+def test_a_statement_said_together_once_does_not_outweigh_a_fact_not_yet_shown() -> None:
+    # A second record that says it together again only repeats it; dep-4933 is a fact of its own.
+    text = json.dumps(rollouts({17: IMAGE | NODE, 29: IMAGE | NODE, 5: IMAGE, 12: NODE}), indent=2)
+    window = shown(text, "4f2a9c1 was rolled out to ip-10-0-3-17", "dep-4933 stopped", budget=650)
+    assert '"id": "dep-4933"' in window
+    assert [record_shows(window, n, IMAGE | NODE) for n in (17, 29)].count(True) == 1
+
+
+def test_a_statement_said_together_stays_said_when_another_of_its_facts_is_shown_elsewhere() -> None:
+    # dep-4917 says the image and the node together, dep-4905 the zone alone; dep-4929 says image and
+    # node again, in two long fields: a repeat, worth less than the owner no record has shown yet.
+    changes = "bump dependencies; regenerate clients; " * 4
+    again = {"changes": f"{changes}shipped 4f2a9c1; {changes}", "notes": f"{changes}drained ip-10-0-3-17; {changes}"}
+    owner = {"status": "paused", "owner": "release-captain"}
+    text = json.dumps(rollouts({17: IMAGE | NODE, 29: again, 5: {"region": "eu-west-1a"}, 21: owner}), indent=2)
+    statements = ["4f2a9c1 was rolled out to ip-10-0-3-17 in eu-west-1a", "release-captain approved"]
+    window = shown(text, *statements, budget=1400)
+    assert record_shows(window, 17, IMAGE | NODE) and record_shows(window, 5, {"region": "eu-west-1a"})
+    assert record_shows(window, 21, {"owner": "release-captain"}) and "shipped 4f2a9c1" not in window
+
+
+def test_facts_shown_apart_are_still_worth_showing_together() -> None:
+    # The short records come first, each backing a statement whole; they show the image and the node
+    # apart, and only the large record says them together.
+    statements = ["4f2a9c1 was rolled out to ip-10-0-3-17", "dep-4905 built 4f2a9c1", "dep-4912 drained ip-10-0-3-17"]
+    text = json.dumps(rollouts({29: IMAGE | NODE, 5: IMAGE, 12: NODE}), indent=2)
+    window = shown(text, *statements, "dep-4921 stopped", budget=600)
+    assert record_shows(window, 5, IMAGE) and record_shows(window, 12, NODE)
+    assert record_shows(window, 29, IMAGE | NODE)
+
+
+def test_the_record_that_says_all_of_a_statement_beats_another_that_says_part_of_it_again() -> None:
+    # dep-4908 says the image and the node; dep-4920 the node and the zone; only dep-4931 says all three.
+    zone = {"region": "eu-west-1a"}
+    changes = "bump dependencies; regenerate clients; " * 4
+    moved = {"changes": f"{changes}moved to eu-west-1a; {changes}"}
+    text = json.dumps(rollouts({8: IMAGE | NODE, 20: NODE | zone, 31: IMAGE | NODE | moved}), indent=2)
+    window = shown(text, "4f2a9c1 was rolled out to ip-10-0-3-17 in eu-west-1a", budget=1000)
+    assert record_shows(window, 31, IMAGE | NODE) and "moved to eu-west-1a" in window
+
+
+def test_one_of_a_statements_facts_alone_earns_nothing_for_the_statement() -> None:
+    # payments-gateway and fraud-scorer are never in one line; ledger-writer, the rarest, gets the room.
+    lines = [f"2024-06-11T13:{n:02d}:00Z INFO request {n:04d} served" for n in range(40)]
+    for n, name in [(5, "payments-gateway"), (25, "payments-gateway"), (10, "fraud-scorer"), (30, "fraud-scorer")]:
+        lines[n] = f"2024-06-11T13:{n:02d}:00Z WARN {name} slow"
+    lines[18] = "2024-06-11T13:18:00Z WARN ledger-writer slow"
+    window = shown("\n".join(lines), "payments-gateway called fraud-scorer", "ledger-writer stalled", budget=180)
+    assert "ledger-writer" in window and "payments-gateway" not in window and "fraud-scorer" not in window
+
+
+def test_plain_words_said_together_do_not_outweigh_a_fact() -> None:
+    # Three words meet in one line, but words together say nothing; the one line with code=503 does.
+    lines = [f"2024-06-11T13:{n:02d}:00Z INFO request {n:04d} served in {40 + n} ms" for n in range(40)]
+    lines[12] = "2024-06-11T13:12:00Z WARN payments gateway throttled the checkout calls"
+    lines[30] = "2024-06-11T13:30:00Z ERROR upstream answered code=503"
+    window = shown("\n".join(lines), "the payments gateway throttled", "then it failed with code=503", budget=200)
+    assert lines[30] in window and lines[12] not in window
+
+
+def held_batches() -> str:
+    """Two lines of over 2,000 characters that each hold one item, and a shorter line for each item."""
+    filler = [f"2024-06-11T13:{n:02d}:00Z INFO worker {n:04d} ok" for n in range(60)]
+
+    def batch(first: int) -> str:
+        return "2024-06-11T13:44:03Z WARN batch held items=" + ",".join(
+            f"item-{n:05d}" for n in range(first, first + 200)
+        )
+
+    def failed(item: str, minute: int) -> str:
+        return f"2024-06-11T13:{minute}:00Z WARN {item} failed: " + "schema validation failed; " * 5
+
+    lines = [*filler[:10], batch(200), *filler[10:30], batch(700), *filler[30:40], failed("item-00250", 50)]
+    return "\n".join([*lines, *filler[40:50], failed("item-00777", 51), *filler[50:]])
+
+
+def test_facts_in_two_lines_too_long_to_be_one_fact_are_not_together() -> None:
+    # Each long line is a group of its own: showing a piece of each does not say the two facts together,
+    # so the shorter lines that say each fact are shown instead.
+    window = shown(held_batches(), "item-00250 and item-00777 were rejected", budget=800)
+    assert "13:50:00Z WARN item-00250 failed" in window and "13:51:00Z WARN item-00777 failed" in window
 
 
 def test_a_timestamp_in_a_short_tuple_is_shown_with_the_log_line_it_dates() -> None:
@@ -421,6 +626,65 @@ def test_a_timestamp_in_a_short_tuple_is_shown_with_the_log_line_it_dates() -> N
     text = json.dumps({"status": "success", "data": {"resultType": "streams", "result": streams}})
     window = shown(text, "the request at 2024-06-11T13:15:13Z was served", budget=600)
     assert '["1718111713000000000", "level=info msg=\\"request served\\" id=r5-13' in window
+
+
+def loki_line(n: int, k: int, chars: int) -> str:
+    """A log line that takes `chars` characters as a JSON string."""
+    return (f"level=info msg=served id=r{n}-{k}" + " trace=0af7651916cd" * 20)[: chars - 2]
+
+
+@pytest.mark.parametrize(("chars", "whole"), [(LEAF_MAX, True), (LEAF_MAX + 1, False)], ids=["at-limit", "over-limit"])
+def test_a_long_member_of_a_short_tuple_is_shown_by_its_first_words(chars: int, whole: bool) -> None:
+    base = 1718111400
+    streams = [
+        {
+            "stream": {"app": "checkout", "pod": f"checkout-{n}"},
+            "values": [[f"{base + 60 * n + k}000000000", loki_line(n, k, chars)] for k in range(20)],
+        }
+        for n in range(8)
+    ]
+    text = json.dumps({"status": "success", "data": {"resultType": "streams", "result": streams}})
+    window = shown(text, "the request at 2024-06-11T13:15:13Z was served", budget=600)
+    line = json.dumps(loki_line(5, 13, chars))
+    after = window.split('["1718111713000000000", ', 1)[1]
+    if whole:
+        assert after.startswith(f"{line}]")
+    else:  # the start says what the line is: at least TUPLE_MEMBER_HEAD characters, no word cut in two
+        head = after.split("…[", 1)[0]
+        assert line.startswith(head) and TUPLE_MEMBER_HEAD <= len(head) < len(line)
+        assert not line[len(head) - 1 : len(head) + 1].isalnum(), head
+
+
+def compact_rows(columns: int) -> str:
+    """Rows as arrays of their columns (ClickHouse's JSONCompact), the message last and too long to show whole."""
+    kept = {2: [1, 4], 4: [0, 1, 3, 4], 5: [0, 1, 2, 3, 4]}[columns]  # time, request, service, level, message
+    rows = []
+    for n in range(40):
+        row = [f"2024-06-11 13:{n:02d}:07", f"req-{n:04d}", "checkout", "ERROR", f"payment {n} declined " + "x" * 200]
+        rows.append([row[column] for column in kept])
+    return json.dumps({"meta": [{"name": f"c{n}"} for n in range(columns)], "data": rows, "rows": 40})
+
+
+@pytest.mark.parametrize(("columns", "with_message"), [(2, True), (4, True), (5, False)], ids=["pair", "four", "five"])
+def test_a_value_is_shown_with_the_other_members_of_a_tuple_of_up_to_four(columns: int, with_message: bool) -> None:
+    # A longer array is a list of values, not one fact: its other members are not the value's context.
+    window = shown(compact_rows(columns), "request req-0029 failed", budget=600)
+    assert '"req-0029"' in window
+    assert ("payment 29 declined" in window) == with_message
+
+
+def test_a_field_of_a_large_object_is_shown_with_what_the_record_is_known_by_not_its_other_fields() -> None:
+    events = [
+        {
+            "id": f"ev-{n:03d}",
+            "note": f"drain {n} " + "requested by the node autoscaler; " * 8,
+            "target": f"ip-10-0-{n}-9",
+        }
+        for n in range(40)
+    ]
+    window = shown(json.dumps(events), "node ip-10-0-17-9 failed", budget=600)
+    assert '{"id": "ev-017"' in window and '"target": "ip-10-0-17-9"}' in window
+    assert "drain 17" not in window
 
 
 def test_a_small_count_is_shown_where_it_counts_what_the_answer_counts() -> None:
