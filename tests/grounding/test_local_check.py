@@ -918,3 +918,14 @@ def test_a_claim_s_small_words_count_as_qualifiers_first_seen_is_not_a_last_time
         "unsupported",
         "`13:41Z` is named `last` where it is, but the claim says `first`",
     )
+
+
+def test_a_value_that_starts_its_row_is_named_by_its_column() -> None:
+    latencies = "MIN_LATENCY   MAX_LATENCY   ROUTE\n120ms         480ms         /v1/cart\n"
+    table = StepEvidence("Alert: cart slow", [ToolResult("c0", "metrics__table", latencies, False, True)])
+    assert check_claim("the maximum latency of /v1/cart was 480ms", table).verdict == "supported"
+    misread = check_claim("the maximum latency of /v1/cart was 120ms", table)
+    assert (misread.verdict, misread.reason) == (
+        "unsupported",
+        "`120ms` is named `min` where it is, but the claim says `maximum`",
+    )

@@ -309,7 +309,7 @@ def approximately(readings: list[Reading], written: str) -> list[Reading]:
     Zeros ending a whole number are not significant: "about 430" is within tens.
     """
     zeros = 0 if "." in written else len(written) - len(written.rstrip("0"))
-    widen = 10.0 ** min(zeros, len(written) - 1)  # "0" itself is one digit, not a trailing zero
+    widen = 10.0**zeros  # "about 0" would be within 10: the bound below keeps it within one step
     return [
         Reading(r.family, r.value, min(r.tolerance * widen, max(r.tolerance, abs(r.value) * 0.1)), approximate=True)
         for r in readings

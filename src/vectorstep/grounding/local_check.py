@@ -98,11 +98,13 @@ def _check_clause(claim: str, evidence: StepEvidence, anchors: Sequence[Anchor] 
     return _placed(claim, evidence.usable, needed, soft, words)
 
 
+_IDENTIFIER = re.compile(r"[._]|[-/:@].*[-/:@]")
+
+
 def _identifier(anchor: Anchor) -> bool:
     """A name that reads as one thing's identifier (`partner-portal-tls`, `discount_engin_url`,
     `validate.policy.example.dev`) rather than a service named in passing (`checkout-api`)."""
-    text = anchor.text
-    return anchor.kind == "name" and ("." in text or "_" in text or sum(text.count(mark) for mark in "-/:@") >= 2)
+    return anchor.kind == "name" and bool(_IDENTIFIER.search(anchor.text))
 
 
 def _placed(
@@ -160,18 +162,15 @@ def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], pla
 
 
 def _specific(anchor: Anchor) -> bool:
-    """Whether finding the anchor at all says much: an id, a hash, a time to the minute, a figure of
-    three significant digits or more; not a small count, a round number or a date alone."""
-    if anchor.kind in ("hash", "pair", "keyed", "quote"):
-        return True
-    if anchor.kind == "name":
-        return anchor.hard
+    """Whether finding the anchor at all says much: a hash, an id with digits, a time to the minute, a
+    figure of three significant digits or more; not a small count, a round number or a date alone.
+    (A `key=value`, a field's number or a quote never stands alone: it names what its value is.)"""
     if anchor.kind == "time":
         return anchor.moment is not None and anchor.moment.clock is not None
     if anchor.kind == "number":
         digits = re.sub(r"\D", "", anchor.text.split()[0])
         return anchor.hard and len(digits.strip("0")) >= 3
-    return False
+    return anchor.kind == "hash" or (anchor.kind == "name" and anchor.hard)
 
 
 def _bound(result: ToolResult, group: Node, soft: Sequence[Anchor]) -> int:
@@ -281,7 +280,7 @@ def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group
         opposed = [contrast(value_label(result.shape, start), words) for start in places]
         if places and all(opposed):
             named, said = opposed[0]  # type: ignore[misc]
-            says = _written(claim, [Anchor(said, "word", False)])
+            says = _written(claim, [said])
             return f"`{anchor.text}` is named `{named}` where it is, but the claim says {says}"
     return None
 
@@ -380,12 +379,13 @@ def _named(anchors: Sequence[Anchor]) -> str:
     return ", ".join(f"`{anchor.text}`" for anchor in anchors)
 
 
-def _written(claim: str, words: Sequence[Anchor]) -> str:
+def _written(claim: str, words: Sequence[Anchor | str]) -> str:
     """Up to three of the claim's words and names as it wrote them (`certificate`, not the stem `certificat`)."""
     written = []
-    for anchor in words[:3]:
-        match = re.search(rf"\b{re.escape(anchor.text)}\w*", claim, re.I)
-        written.append(f"`{match.group(0) if match else anchor.text}`")
+    for word in words[:3]:
+        text = word if isinstance(word, str) else word.text
+        match = re.search(rf"\b{re.escape(text)}\w*", claim, re.I)
+        written.append(f"`{match.group(0) if match else text}`")
     return ", ".join(written)
 
 
