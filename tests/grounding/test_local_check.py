@@ -929,3 +929,24 @@ def test_a_value_that_starts_its_row_is_named_by_its_column() -> None:
         "unsupported",
         "`120ms` is named `min` where it is, but the claim says `maximum`",
     )
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("the policy webhook that fails is pod-policy-2.example.io", "supported"),  # an id with digits
+        ("the policy webhook that fails is pod-policy.example.io", "undecidable"),  # a name: which one is meant?
+    ],
+)
+def test_a_lone_name_stands_alone_only_when_it_is_an_id_with_digits(claim: str, verdict: str) -> None:
+    webhooks = json.dumps(
+        {
+            "items": [
+                {"name": "pod-policy.example.io", "failurePolicy": "Fail"},
+                {"name": "pod-policy-2.example.io", "failurePolicy": "Fail"},
+                {"name": "img-policy.example.io", "failurePolicy": "Ignore"},
+            ]
+        }
+    )
+    checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__get", webhooks, False, True)]))
+    assert checked.verdict == verdict, checked.reason
