@@ -901,34 +901,43 @@ def test_a_count_is_looked_for_in_a_bounded_number_of_places() -> None:
         assert checked.verdict == verdict, checked.reason
 
 
-def test_a_claim_s_small_words_count_as_qualifiers_first_seen_is_not_a_last_timestamp() -> None:
-    event = json.dumps(
-        {
-            "reason": "BackOff",
-            "involvedObject": {"kind": "Pod", "name": "cart-7f9c6d5b4-x2kqp"},
-            "firstTimestamp": "2024-06-11T13:02:10Z",
-            "lastTimestamp": "2024-06-11T13:41:07Z",
-            "count": 14,
-        }
-    )
-    events = StepEvidence("Alert: cart restarting", [ToolResult("c0", "kubectl__get_events", event, False, True)])
-    assert check_claim("the BackOff was first seen at 13:02Z", events).verdict == "supported"
-    misread = check_claim("the BackOff was first seen at 13:41Z", events)
-    assert (misread.verdict, misread.reason) == (
-        "unsupported",
-        "`13:41Z` is named `last` where it is, but the claim says `first`",
-    )
+BACKOFF_EVENT = json.dumps(
+    {
+        "reason": "BackOff",
+        "involvedObject": {"kind": "Pod", "name": "cart-7f9c6d5b4-x2kqp"},
+        "firstTimestamp": "2024-06-11T13:02:10Z",
+        "lastTimestamp": "2024-06-11T13:41:07Z",
+        "count": 14,
+    }
+)
+LATENCIES = "MIN_LATENCY   MAX_LATENCY   ROUTE\n120ms         480ms         /v1/cart\n"
 
 
-def test_a_value_that_starts_its_row_is_named_by_its_column() -> None:
-    latencies = "MIN_LATENCY   MAX_LATENCY   ROUTE\n120ms         480ms         /v1/cart\n"
-    table = StepEvidence("Alert: cart slow", [ToolResult("c0", "metrics__table", latencies, False, True)])
-    assert check_claim("the maximum latency of /v1/cart was 480ms", table).verdict == "supported"
-    misread = check_claim("the maximum latency of /v1/cart was 120ms", table)
-    assert (misread.verdict, misread.reason) == (
-        "unsupported",
-        "`120ms` is named `min` where it is, but the claim says `maximum`",
-    )
+@pytest.mark.parametrize(
+    ("result", "backed", "misread", "reason"),
+    [
+        (  # a claim's small words count as qualifiers: "first seen" is not a lastTimestamp
+            BACKOFF_EVENT,
+            "the BackOff was first seen at 13:02Z",
+            "the BackOff was first seen at 13:41Z",
+            "`13:41Z` is named `last` where it is, but the claim says `first`",
+        ),
+        (  # a value that starts its table row is named by its column
+            LATENCIES,
+            "the maximum latency of /v1/cart was 480ms",
+            "the maximum latency of /v1/cart was 120ms",
+            "`120ms` is named `min` where it is, but the claim says `maximum`",
+        ),
+    ],
+    ids=["first-last", "table-column"],
+)
+def test_a_qualifier_is_read_from_every_word_and_every_kind_of_name(
+    result: str, backed: str, misread: str, reason: str
+) -> None:
+    evidence_of = StepEvidence("Alert: cart", [ToolResult("c0", "tool__read", result, False, True)])
+    assert check_claim(backed, evidence_of).verdict == "supported"
+    refuted = check_claim(misread, evidence_of)
+    assert (refuted.verdict, refuted.reason) == ("unsupported", reason)
 
 
 @pytest.mark.parametrize(

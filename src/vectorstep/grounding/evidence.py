@@ -33,6 +33,7 @@ class ToolResult:
     whole: bool  # False when only the runtime's capped copy arrived
     # What the agent asked for (`promql=…`): a bare series' figure is about what its query names.
     asked: str = ""
+    _counted: dict[str, list[Span]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def index(self) -> ResultIndex:
@@ -49,10 +50,6 @@ class ToolResult:
                 span for span in places if counts(self.index, self.shape, span, anchor.counted)
             ]
         return self._counted[anchor.key]
-
-    @cached_property
-    def _counted(self) -> dict[str, list[Span]]:
-        return {}
 
     @cached_property
     def asked_index(self) -> ResultIndex:

@@ -17,6 +17,9 @@ from vectorstep.grounding.shapes import Node, Shape
 from vectorstep.grounding.words import stem
 
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?[^\w\n]{0,3}[ \t]*$")
+KEY_REACH = 100  # how far before a value its key may be (`kubectl describe` aligns values far right)
+LABEL_MAX_CHARS = 400
 _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S{0,3}$")
 # A field's whole value: `"lag": 48912`, `"lag":"48912"`, `lag=48912`, `  Replicas:  2` — not the
 # port of a URL or a `host:9187` inside a longer string.
@@ -45,7 +48,6 @@ class FieldName:
 def field_name(shape: Shape, start: int) -> FieldName:
     text = shape.text
     line_start = text.rfind("\n", 0, start) + 1
-    # `kubectl describe` aligns its values far right of their keys: `Max replicas:` and 40 spaces.
     inline = _INLINE_KEY.search(text, max(line_start, start - KEY_REACH), start)
     key: set[str] = set(words_of(inline.group("key"))) if inline else set()
     path: set[str] = set()
@@ -58,11 +60,6 @@ def field_name(shape: Shape, start: int) -> FieldName:
         elif node.head and node.parent is not None and not node.key:  # a block's own line: "  Limits:"
             path.update(words_of(text[node.head[0][0] : node.head[0][1]].split(":", 1)[0]))
     return FieldName(frozenset(key), frozenset(path - key))
-
-
-_WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?[^\w\n]{0,3}[ \t]*$")
-LABEL_MAX_CHARS = 400
-KEY_REACH = 100
 
 
 def value_label(shape: Shape, start: int) -> frozenset[str]:
