@@ -177,6 +177,11 @@ def render_strict(source: str, context: Mapping[str, Any]) -> str:
         raise TemplateError(f"cannot render {source!r}: {type(error).__name__}: {error}") from None
 
 
+def prepare_strict(source: str) -> None:
+    """Compile a template that `render_strict` will render, ahead of its first use (a warm-up)."""
+    _strict_template(source)
+
+
 def render_value(value: Any, context: Mapping[str, Any]) -> Any:
     """Render every string inside a JSON-like value (a webhook payload), strictly."""
     if isinstance(value, str):

@@ -18,6 +18,7 @@ from tests.fixtures.fake_providers import (
 )
 from vectorstep.errors import AgentRuntimeError
 from vectorstep.runtime.embedded import EmbeddedRuntime
+from vectorstep.runtime.models import ModelFactory
 from vectorstep.runtime.protocol import AgentReply, AgentRequest
 from vectorstep.spec.agent_files import load_agents
 from vectorstep.spec.project import check_agents, load_project
@@ -107,6 +108,41 @@ async def test_the_models_of_one_provider_share_one_pooled_connection(project: P
         server.close()
     assert [request["body"]["model"] for request in server.requests] == ["gpt-4.1", "gpt-4.1-mini", "gpt-4.1"]
     assert len({request["client_port"] for request in server.requests}) == 1  # no new client, no new connection
+
+
+async def test_warming_up_rehearses_each_provider_in_process_and_sends_nothing(
+    project: ProjectDir, openai_server: RecordingServer, anthropic_server: RecordingServer
+) -> None:
+    """A fresh service's first request would pay for what the SDKs build on first use; the warm-up
+    rehearses one turn with a tool call and one with text per provider, answered in process."""
+    project.agent("investigator", {"model": "openai/gpt-4.1"}, instructions="You investigate alerts.")
+    project.agent("reviewer", {"model": "anthropic/claude-test-model"}, instructions="You review.")
+    agents, _ = load_agents(project.root / "agents")
+    providers = {
+        "openai": {"api_key": "sk-test", "base_url": f"{openai_server.url}/v1"},
+        "anthropic": {"api_key": "sk-ant-test", "base_url": anthropic_server.url},
+    }
+    factory = ModelFactory(ServiceSpec.model_validate({"providers": providers}).providers)
+    for agent in agents.values():
+        factory(agent, agent.spec.model)
+    try:
+        assert await factory.rehearse() == {"openai/gpt-4.1": None, "anthropic/claude-test-model": None}
+    finally:
+        await factory.aclose()
+    runtime = EmbeddedRuntime(agents, ServiceSpec.model_validate({"providers": providers}), clock=FakeClock())
+    try:
+        await runtime.warm_up()
+        assert openai_server.requests == [] and anthropic_server.requests == []
+        # the agents' own models still send to their provider
+        openai_server.responses = [openai_text(ANSWER)]
+        anthropic_server.responses = [anthropic_text(ANSWER)]
+        for agent in ("investigator", "reviewer"):
+            reply = await runtime.run(AgentRequest(agent, "Why is checkout failing?", f"agent:{agent}:1"))
+            assert reply.text == ANSWER
+    finally:
+        await runtime.aclose()
+    assert [request["body"]["model"] for request in openai_server.requests] == ["gpt-4.1"]
+    assert [request["body"]["model"] for request in anthropic_server.requests] == ["claude-test-model"]
 
 
 async def test_a_503_is_retried_and_retry_after_is_honoured(

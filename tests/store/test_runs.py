@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Connection, func, select
 from sqlalchemy.exc import IntegrityError
 
 from vectorstep.domain.records import LogEntry, RunRecord, StepRecord
@@ -19,6 +20,7 @@ from vectorstep.errors import NotFoundError
 from vectorstep.store.database import Database, connect
 from vectorstep.store.migrate import HEAD_REVISION, current_revision, upgrade
 from vectorstep.store.runs import RunFilter, RunRepository
+from vectorstep.store.tables import metadata
 
 T0 = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
@@ -193,6 +195,25 @@ async def test_a_step_row_is_never_half_written(runs: RunRepository) -> None:
     run = await runs.get_run("r1", with_log=True)
     assert len(run.steps) == 1
     assert "duplicate step and its log line" not in [entry.message for entry in run.log]
+
+
+async def test_a_rehearsal_of_a_runs_writes_leaves_nothing(runs: RunRepository, database: Database) -> None:
+    """A fresh service rehearses a run's writes so its first run finds their statements compiled:
+    every table holds what it held before, and real runs are stored as ever after it."""
+
+    def rows(connection: Connection) -> dict[str, int]:
+        count = select(func.count())
+        return {
+            table.name: connection.execute(count.select_from(table)).scalar_one() for table in metadata.sorted_tables
+        }
+
+    before = await database.read(rows)
+    await runs.rehearse(T0)
+    assert await database.read(rows) == before
+    assert await runs.list_runs(RunFilter()) == []
+    await runs.insert_run(run_record("r1"), log("r1", "started"))
+    await runs.insert_step(step_record("r1"), log("r1", "step done", "investigate"))
+    assert [step.name for step in (await runs.get_run("r1")).steps] == [step_record("r1").name]
 
 
 async def test_migrations_are_idempotent(database: Database) -> None:

@@ -9,10 +9,11 @@ that write).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -26,6 +27,7 @@ from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, DuplicateRunError, Problem
 from vectorstep.leases import HOST
 from vectorstep.metrics import Metrics
+from vectorstep.prompts import BUILT_IN_PROMPTS, prompt_template
 from vectorstep.spec.pipeline import PipelineSpec
 from vectorstep.spec.pipelines import LoadedPipeline
 from vectorstep.spec.project import Project, load_project
@@ -37,6 +39,7 @@ from vectorstep.store.dedup import lost_holder
 from vectorstep.store.runs import RunRepository
 from vectorstep.store.writer import StoreWriter
 from vectorstep.telemetry import configure as configure_tracing
+from vectorstep.templating import prepare_strict
 
 log = logging.getLogger(__name__)
 
@@ -155,18 +158,20 @@ class RunHost:
 
     async def start(self) -> None:
         await self.dispatcher.start()
-        self._start_warm_up()
+        self._start_warm_up(rehearse_writes=True)
 
     @property
     def warming(self) -> bool:
         """Whether the current engine still loads its agents' models and starts their tool servers."""
         return self._warm_up is None or not self._warm_up.done()
 
-    def _start_warm_up(self) -> None:
-        """Warm the current engine (at start, and after a reload made a new one)."""
+    def _start_warm_up(self, *, rehearse_writes: bool = False) -> None:
+        """Warm the current engine (at start, and after a reload made a new one); at start, the store's
+        statements too (a reload changes none of them)."""
         if self._warm_up is not None:
             self._warm_up.cancel()
-        self._warm_up = asyncio.create_task(_warmed(self.engine), name="warm-up")
+        rehearsal = functools.partial(self.runs.rehearse, self.clock.now()) if rehearse_writes else None
+        self._warm_up = asyncio.create_task(_warmed(self.engine, rehearsal), name="warm-up")
 
     async def stop(self) -> None:
         if self._warm_up is not None:
@@ -258,8 +263,19 @@ class RunHost:
         await engine.aclose()
 
 
-async def _warmed(engine: Engine) -> None:
+async def _warmed(engine: Engine, rehearse_writes: Callable[[], Awaitable[None]] | None) -> None:
+    if rehearse_writes is not None:
+        try:
+            await rehearse_writes()
+        except Exception as error:  # the first run compiles what was not rehearsed
+            log.warning("rehearsing a run's writes failed: %s", error)
+        await asyncio.to_thread(_compile_built_in_prompts)
     try:
         await engine.runtime.warm_up()
     except Exception as error:  # what did not warm up starts on first use, and says why there
         log.warning("warming up the agent runtime failed: %s", error)
+
+
+def _compile_built_in_prompts() -> None:
+    for name in BUILT_IN_PROMPTS:
+        prepare_strict(prompt_template(name))

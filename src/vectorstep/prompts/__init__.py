@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
+BUILT_IN_PROMPTS = ("critic", "independent", "grounding_judge")
+
 
 @cache
 def prompt_template(name: str) -> str:

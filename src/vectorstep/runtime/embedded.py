@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,7 @@ from vectorstep.spec.service import LimitsSpec, ServiceSpec
 if TYPE_CHECKING:
     from vectorstep.runtime.models import ModelFactory, ModelResolver
 
+log = logging.getLogger(__name__)
 TURN_MODULE = "vectorstep.runtime.embedded_turn"
 
 
@@ -73,6 +75,12 @@ class EmbeddedRuntime:
         on first use, where the run says why."""
         turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
         await asyncio.to_thread(_build_models, self._resolver(turn), list(self._agents.values()))
+        if self._factory is not None:
+            # its own loop in the worker thread: the service's loop stays free to answer meanwhile
+            rehearsed = await asyncio.to_thread(asyncio.run, self._factory.rehearse())
+            for model, failure in rehearsed.items():
+                if failure is not None:
+                    log.debug("rehearsing %s failed (its first request will be slower): %s", model, failure)
         # After the import, not beside it: started together, they slow the service's own start.
         listed = await self._hub.listing()
         if any(listed.values()):

@@ -17,6 +17,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from vectorstep.errors import AgentRuntimeError
+from vectorstep.runtime.rehearsal import REHEARSAL_SPEC, rehearsal_client, rehearse
 from vectorstep.runtime.scripted import SCRIPTED_MODEL, scripted_model
 from vectorstep.spec.agent_files import AgentDefinition
 from vectorstep.spec.model_names import model_problem
@@ -46,9 +47,10 @@ class HttpClients:
     that has ended).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[[], Any] | None = None) -> None:
         self._clients: dict[str, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._make = make  # instead of each SDK's aiohttp client (the rehearsal's, answered in process)
 
     def follow_loop(self) -> bool:
         """True when the running loop is not the one the clients were made on (they are dropped)."""
@@ -66,12 +68,12 @@ class HttpClients:
     def openai(self, provider: str) -> Any:
         from openai import DefaultAioHttpClient  # noqa: PLC0415 - each SDK loads only when used
 
-        return self._shared(provider, DefaultAioHttpClient)
+        return self._shared(provider, self._make or DefaultAioHttpClient)
 
     def anthropic(self, provider: str) -> Any:
         from anthropic import DefaultAioHttpClient  # noqa: PLC0415
 
-        return self._shared(provider, DefaultAioHttpClient)
+        return self._shared(provider, self._make or DefaultAioHttpClient)
 
     def _shared(self, provider: str, make: Callable[[], Any]) -> Any:
         client = self._clients.get(provider)
@@ -107,6 +109,31 @@ class ModelFactory:
     async def aclose(self) -> None:
         self._built.clear()
         await self._http.aclose()
+
+    async def rehearse(self) -> dict[str, str | None]:
+        """A first request through each kind of model built so far, answered in process (rehearsal.py).
+
+        Each rehearsed model string, with why its rehearsal failed (None: it did not). A failed one
+        only leaves the first real request slower."""
+        clients = HttpClients(make=rehearsal_client)
+        outcomes: dict[str, str | None] = {}
+        rehearsed: set[Callable[..., Model]] = set()
+        try:
+            for resolved in list(self._built.values()):
+                prefix = resolved.name.partition("/")[0]
+                builder = _BUILDERS.get(prefix, _openai_compatible)
+                if builder in rehearsed or builder is _google:  # Google's SDK does not send through httpx2
+                    continue
+                rehearsed.add(builder)
+                try:
+                    # a model name of its own: a provider's warnings about the agent's model are said once, by it
+                    await rehearse(builder("rehearsal", REHEARSAL_SPEC, Http(clients, prefix)))
+                    outcomes[resolved.name] = None
+                except Exception as error:
+                    outcomes[resolved.name] = f"{type(error).__name__}: {error}"
+        finally:
+            await clients.aclose()
+        return outcomes
 
     def _build(self, agent: AgentDefinition, model_name: str) -> ResolvedModel:
         problem = model_problem(model_name, self._providers)

@@ -48,6 +48,10 @@ class Database(Protocol):
 
     async def read(self, work: Work[T]) -> T: ...
 
+    async def rehearse(self, work: Work[Any]) -> None:
+        """Run `work` in a write transaction that is rolled back (its statements compiled, nothing kept)."""
+        ...
+
     async def dispose(self) -> None: ...
 
 
@@ -116,6 +120,11 @@ class SqliteDatabase:
                 waited += delay
                 delay = min(delay * 2, 1.0)
 
+    async def rehearse(self, work: Work[Any]) -> None:
+        with self._writer.connect() as connection, connection.begin() as transaction:
+            work(connection)
+            transaction.rollback()
+
     async def read(self, work: Work[T]) -> T:
         if self._reader is self._writer:
             with self._reader.connect() as connection:
@@ -167,6 +176,14 @@ class PostgresDatabase:
                 if attempt == 2 or not error.connection_invalidated:
                     raise
         raise AssertionError("unreachable")
+
+    async def rehearse(self, work: Work[Any]) -> None:
+        async with self._engine.connect() as connection:
+            transaction = await connection.begin()
+            try:
+                await connection.run_sync(work)
+            finally:
+                await transaction.rollback()
 
     async def read(self, work: Work[T]) -> T:
         for attempt in (1, 2):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -10,8 +11,9 @@ from typing import Any
 from sqlalchemy import Connection, RowMapping, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from vectorstep.domain.records import LogEntry, RunLink, RunRecord, StepRecord
-from vectorstep.domain.status import RUN_ENDED, RunStatus
+from vectorstep.domain.records import DedupRule, LogEntry, RunLink, RunRecord, StepRecord
+from vectorstep.domain.status import RUN_ENDED, RunStatus, StepStatus
+from vectorstep.domain.trace import TraceEvent
 from vectorstep.errors import NotFoundError
 from vectorstep.store.artifacts import insert_artifacts
 from vectorstep.store.calibration_cells import count_new_step, step_columns
@@ -49,12 +51,7 @@ class RunRepository:
         """
 
         def work(connection: Connection) -> None:
-            if run.dedup is not None:
-                claim_dedup(connection, run)
-            leased = {"lease_owner": lease[0], "lease_expires_at": lease[1]} if lease else {}
-            connection.execute(insert(pipeline_runs).values(**run_row(run), **leased))
-            connection.execute(insert(pipeline_run_events).values(log_row(log)))
-            mark_hour(connection, run.started_at)
+            _insert_run(connection, run, log, lease)
 
         try:
             await self.database.write(work)
@@ -70,24 +67,7 @@ class RunRepository:
         """The step's row, its artifacts, the versions it ran with and its log line, in one transaction:
         never half a step. `pipeline`: the run's (looked up when not given)."""
 
-        def work(connection: Connection) -> None:
-            calibration = step_columns(connection, record)
-            row = step_row(record)
-            if calibration:
-                row.update(
-                    calibration_bucket=calibration["calibration_bucket"],
-                    calibration_cell=calibration["calibration_cell"],
-                    calibration_label=calibration["label"],
-                )
-            connection.execute(insert(pipeline_steps), [row])
-            count_new_step(connection, calibration)
-            insert_artifacts(connection, record)
-            insert_tool_calls(connection, record)
-            record_versions(connection, record, pipeline or _pipeline_of(connection, record.run_id))
-            connection.execute(insert(pipeline_run_events), [log_row(log)])
-            mark_hour(connection, record.started_at)
-
-        await self.database.write(work)
+        await self.database.write(lambda connection: _insert_step(connection, record, log, pipeline))
 
     async def finish_run(
         self,
@@ -114,13 +94,45 @@ class RunRepository:
         }
         if release:
             values |= {"lease_owner": None, "lease_expires_at": None}
+        await self.database.write(lambda connection: _finish_run(connection, run_id, values, log))
+
+    async def rehearse(self, now: datetime) -> None:
+        """A run's writes — the run, a step with a tool call, its end — in a transaction that is rolled
+        back. It leaves nothing, but a fresh process's first run finds their statements compiled
+        (SQLAlchemy compiles each on first use: about a millisecond apiece)."""
+        run_id = f"rehearsal-{uuid.uuid4().hex}"
+        run = RunRecord(
+            run_id, "rehearsal", RunStatus.RUNNING, "production", now, "rehearsal", dedup=DedupRule(run_id, 60)
+        )
+        call = TraceEvent("tool_call", 1, now.isoformat(), call_id="c1", name="rehearsal__tool", args={})
+        result = TraceEvent("tool_result", 2, now.isoformat(), call_id="c1", name="rehearsal__tool", content="")
+        # as a production step of a trust-gated agent is stored: calibration columns, versions, tool calls
+        step = StepRecord(
+            run_id,
+            "rehearsal",
+            0,
+            StepStatus.COMPLETED,
+            "agent",
+            now,
+            now,
+            0.0,
+            agent="rehearsal",
+            agent_version="rehearsal",
+            prompt="rehearsal",
+            prompt_hash="rehearsal",
+            effective_confidence=1.0,
+            deterministic_passed=True,
+            trace=(call, result),
+        )
+        log = LogEntry(run_id, now, "info", "rehearsal", "rehearsal")
+        ended = {"status": RunStatus.COMPLETED.value, "finished_at": now, "error": None, "updated_at": now}
 
         def work(connection: Connection) -> None:
-            connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
-            connection.execute(insert(pipeline_run_events), [log_row(log)])
-            mark_run_hour(connection, run_id)
+            _insert_run(connection, run, log, ("rehearsal", now))
+            _insert_step(connection, step, log, run.pipeline)
+            _finish_run(connection, run_id, ended | {"input_tokens": 0, "output_tokens": 0, "cost": None}, log)
 
-        await self.database.write(work)
+        await self.database.rehearse(work)
 
     async def claim(self, run_id: str, owner: str, until: datetime | None, now: datetime) -> bool:
         """Take the run's lease if nobody holds a live one: only one process drives a run."""
@@ -343,3 +355,38 @@ class RunRepository:
 
 def _pipeline_of(connection: Connection, run_id: str) -> str:
     return str(connection.execute(select(pipeline_runs.c.pipeline_name).where(pipeline_runs.c.id == run_id)).scalar())
+
+
+def _insert_run(
+    connection: Connection, run: RunRecord, log: LogEntry, lease: tuple[str, datetime | None] | None
+) -> None:
+    if run.dedup is not None:
+        claim_dedup(connection, run)
+    leased = {"lease_owner": lease[0], "lease_expires_at": lease[1]} if lease else {}
+    connection.execute(insert(pipeline_runs).values(**run_row(run), **leased))
+    connection.execute(insert(pipeline_run_events).values(log_row(log)))
+    mark_hour(connection, run.started_at)
+
+
+def _insert_step(connection: Connection, record: StepRecord, log: LogEntry, pipeline: str | None) -> None:
+    calibration = step_columns(connection, record)
+    row = step_row(record)
+    if calibration:
+        row.update(
+            calibration_bucket=calibration["calibration_bucket"],
+            calibration_cell=calibration["calibration_cell"],
+            calibration_label=calibration["label"],
+        )
+    connection.execute(insert(pipeline_steps), [row])
+    count_new_step(connection, calibration)
+    insert_artifacts(connection, record)
+    insert_tool_calls(connection, record)
+    record_versions(connection, record, pipeline or _pipeline_of(connection, record.run_id))
+    connection.execute(insert(pipeline_run_events), [log_row(log)])
+    mark_hour(connection, record.started_at)
+
+
+def _finish_run(connection: Connection, run_id: str, values: Mapping[str, Any], log: LogEntry) -> None:
+    connection.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(**values))
+    connection.execute(insert(pipeline_run_events), [log_row(log)])
+    mark_run_hour(connection, run_id)
