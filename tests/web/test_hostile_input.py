@@ -322,3 +322,59 @@ def test_hostile_names_in_marks_and_decisions_are_4xx_or_kept_escaped(hostile: H
         assert marked.status_code == 201, marked.text[:200]
         assert marked.json()["comment"] == comment
     assert hostile.readable(run_id)["status"] == "completed"
+
+
+@pytest.mark.parametrize("value", HOSTILE_TEXT, ids=["nul", "long", "lone-surrogate", "quote", "percent"])
+def test_hostile_values_in_the_uis_forms_are_4xx_or_kept_escaped(hostile: Hostile, value: str) -> None:
+    """The UI's forms take what a person types: a mark's step and comment, a decision, a manual
+    run's summary, a replay's step and candidate, a sign-in token. Whatever they hold, the answer is
+    a page, a redirect or a 4xx that says why, never a 500, and the run marked stays readable."""
+    accepted = hostile.post(event(summary="mark me in the UI"))
+    assert accepted.status_code == 202, accepted.text
+    run_id = accepted.json()["run_id"]
+    hostile.finished(run_id)
+    page = hostile.browser.get(f"/ui/runs/{run_id}")
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    csrf = found.group(1)
+    # A form body is bytes: a lone surrogate arrives as the bytes that encode it, which are not UTF-8.
+    encoded = quote(value, safe="", errors="surrogatepass")
+
+    def form(path: str, **fields: str) -> httpx.Response:
+        body = "&".join(f"{key}={quote(text, safe='', errors='surrogatepass')}" for key, text in fields.items())
+        headers = {"content-type": "application/x-www-form-urlencoded"}
+        return hostile.browser.post(path, content=f"csrf={csrf}&{body}".encode(), headers=headers)
+
+    answers = {
+        "mark a hostile step": form(f"/ui/runs/{run_id}/feedback", label="correct", step=value),
+        "mark with a hostile comment": form(f"/ui/runs/{run_id}/feedback", label="partial", comment=value),
+        "mark with a hostile label": form(f"/ui/runs/{run_id}/feedback", label=value),
+        "mark from a hostile page": form(f"/ui/runs/{run_id}/feedback", label="partial", back=value),
+        "decide a hostile approval": form(f"/ui/approvals/{encoded}/decide", decision="approve"),
+        "decide hostilely": form(f"/ui/approvals/{encoded}/decide", decision=value),
+        "run with a hostile summary": form("/ui/pipelines/inbox/run", summary=value),
+        "replay a hostile step": form("/ui/pipelines/acts/replay", kind="model", candidate="scripted", step=value),
+        "replay a hostile candidate": form("/ui/pipelines/acts/replay", kind="agent", candidate=value, step="decide"),
+        "replay a hostile prompt": form("/ui/pipelines/acts/replay", kind="prompt", prompt=value, step="decide"),
+        "replay a hostile k": form("/ui/pipelines/acts/replay", kind="model", candidate="scripted", k=value),
+        "sign in with a hostile token": form("/ui/login", token=value, next=value),
+    }
+    statuses = {what: answer.status_code for what, answer in answers.items()}
+    assert statuses == {
+        "mark a hostile step": 404,  # no step of the run has that name
+        "mark with a hostile comment": 303,  # kept, as the person wrote it (escaped where it must be)
+        "mark with a hostile label": 400,
+        "mark from a hostile page": 303,  # back to the run: never to an address the form names
+        "decide a hostile approval": 404,
+        "decide hostilely": 400,
+        "run with a hostile summary": 303,
+        "replay a hostile step": 400,
+        "replay a hostile candidate": 400,
+        "replay a hostile prompt": 400,
+        "replay a hostile k": 400,
+        "sign in with a hostile token": 401,
+    }, {what: answer.text[:200] for what, answer in answers.items()}
+    assert answers["mark from a hostile page"].headers["location"] == f"/ui/runs/{run_id}"
+    started = answers["run with a hostile summary"].headers["location"].rsplit("/", 1)[1]
+    assert hostile.finished(started)["status"] in ENDED
+    assert hostile.readable(run_id)["status"] == "completed"
