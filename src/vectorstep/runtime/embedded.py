@@ -2,8 +2,9 @@
 
 The model layer (pydantic-ai) is imported on the first agent turn, or by `warm_up()`: a process
 that only serves pages, or is starting, does not wait half a second for it. A service warms up
-right after it starts: the model layer, every agent's models (each provider's SDK and HTTP client)
-and the tool servers, so that a run that arrives once it is warm is as quick as the tenth.
+right after it starts: the model layer, every agent's models (each provider's SDK and HTTP client,
+and a rehearsal of its first request) and the tool servers, so that a run that arrives once it is
+warm is nearly as quick as the tenth.
 """
 
 from __future__ import annotations
@@ -70,9 +71,9 @@ class EmbeddedRuntime:
         return await self._hub.listing()
 
     async def warm_up(self) -> None:
-        """Load the model layer and build every agent's models in a worker thread, then start the tool
-        servers, so the first run does not pay for them. What cannot be built or started here fails
-        on first use, where the run says why."""
+        """Load the model layer and build every agent's models in a worker thread, rehearse each
+        provider's first request (rehearsal.py), then start the tool servers, so the first run does
+        not pay for them. What cannot be built or started here fails on first use, where the run says why."""
         turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
         await asyncio.to_thread(_build_models, self._resolver(turn), list(self._agents.values()))
         if self._factory is not None:
