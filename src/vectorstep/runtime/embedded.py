@@ -76,9 +76,11 @@ class EmbeddedRuntime:
         not pay for them. What cannot be built or started here fails on first use, where the run says why."""
         turn = await asyncio.to_thread(importlib.import_module, TURN_MODULE)
         await asyncio.to_thread(_build_models, self._resolver(turn), list(self._agents.values()))
-        if self._factory is not None:
-            # its own loop in the worker thread: the service's loop stays free to answer meanwhile
-            rehearsed = await asyncio.to_thread(asyncio.run, self._factory.rehearse())
+        factory = self._factory
+        if factory is not None:
+            # Its own loop in the worker thread: the service's loop stays free to answer meanwhile. The
+            # coroutine is made there too, so a warm-up cancelled before the thread starts leaves none behind.
+            rehearsed = await asyncio.to_thread(lambda: asyncio.run(factory.rehearse()))
             for model, failure in rehearsed.items():
                 if failure is not None:
                     log.debug("rehearsing %s failed (its first request will be slower): %s", model, failure)
