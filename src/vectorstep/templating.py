@@ -12,10 +12,10 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from jinja2 import ChainableUndefined, StrictUndefined, Template, meta
 from jinja2 import TemplateError as JinjaTemplateError
@@ -177,9 +177,25 @@ def render_strict(source: str, context: Mapping[str, Any]) -> str:
         raise TemplateError(f"cannot render {source!r}: {type(error).__name__}: {error}") from None
 
 
-def prepare_strict(source: str) -> None:
-    """Compile a template that `render_strict` will render, ahead of its first use (a warm-up)."""
-    _strict_template(source)
+TemplateKind = Literal["prompt", "strict", "shell", "expression"]
+
+
+def prepare(source: str, kind: TemplateKind) -> None:
+    """Compile `source` as it will be rendered (`render_prompt`, `render_strict` or `render_value`,
+    `render_for_shell`, `evaluate`), ahead of its first use: a warm-up. A syntax error is left for
+    the render to report (and for the pipeline's check at load, which says where).
+
+    Not mutated: which cache a template is compiled into changes only how soon its first render
+    is (bench_model_path.py), never what any render gives (docs/testing.md)."""
+    with suppress(JinjaTemplateError):  # pragma: no mutate
+        if kind == "expression":  # pragma: no mutate
+            _expression(source)  # pragma: no mutate
+        elif kind == "prompt":  # pragma: no mutate
+            _prompt_template(source)  # pragma: no mutate
+        elif kind == "shell":  # pragma: no mutate
+            _shell_template(source)  # pragma: no mutate
+        else:
+            _strict_template(source)  # pragma: no mutate
 
 
 def render_value(value: Any, context: Mapping[str, Any]) -> Any:

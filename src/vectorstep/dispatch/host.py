@@ -22,7 +22,7 @@ from vectorstep.domain.approvals import TIMEOUT, Approval
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import DedupRule
-from vectorstep.engine.preflight import preflight, settings_problems
+from vectorstep.engine.preflight import preflight, settings_problems, template_kinds
 from vectorstep.engine.services import EXECUTOR_CAPABILITIES, Engine
 from vectorstep.errors import ConfigError, DuplicateRunError, Problem
 from vectorstep.leases import HOST
@@ -39,7 +39,7 @@ from vectorstep.store.dedup import lost_holder
 from vectorstep.store.runs import RunRepository
 from vectorstep.store.writer import StoreWriter
 from vectorstep.telemetry import configure as configure_tracing
-from vectorstep.templating import prepare_strict
+from vectorstep.templating import prepare
 
 log = logging.getLogger(__name__)
 
@@ -269,13 +269,17 @@ async def _warmed(engine: Engine, rehearse_writes: Callable[[], Awaitable[None]]
             await rehearse_writes()
         except Exception as error:  # the first run compiles what was not rehearsed
             log.warning("rehearsing a run's writes failed: %s", error)
-        await asyncio.to_thread(_compile_built_in_prompts)
+    await asyncio.to_thread(_compile_templates, engine.project)
     try:
         await engine.runtime.warm_up()
     except Exception as error:  # what did not warm up starts on first use, and says why there
         log.warning("warming up the agent runtime failed: %s", error)
 
 
-def _compile_built_in_prompts() -> None:
+def _compile_templates(project: Project) -> None:
+    """The built-in prompts and every pipeline's templates, compiled before the first run renders them."""
     for name in BUILT_IN_PROMPTS:
-        prepare_strict(prompt_template(name))
+        prepare(prompt_template(name), "strict")
+    for loaded in project.pipelines.values():
+        for text, kind in template_kinds(loaded):
+            prepare(text, kind)

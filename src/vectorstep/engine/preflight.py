@@ -13,7 +13,7 @@ from vectorstep.spec.service import NotificationChannelsSpec
 from vectorstep.spec.settings import Settings
 from vectorstep.spec.source import KeyPath, format_key_path
 from vectorstep.spec.steps import FanOutItem, ParallelItem, StepSpec, TrustedWorkSpec
-from vectorstep.templating import syntax_error
+from vectorstep.templating import TemplateKind, syntax_error
 
 # Keys that hold a bare expression rather than a template.
 EXPRESSION_KEYS = frozenset({"when", "expect", "over"})
@@ -41,6 +41,20 @@ def preflight(
             problems.extend(_people_in_branches(loaded, path, work))
     problems.extend(_notification_problems(loaded, channels or NotificationChannelsSpec()))
     return problems
+
+
+def template_kinds(loaded: LoadedPipeline) -> Iterator[tuple[str, TemplateKind]]:
+    """Every template and expression of the pipeline, with how it is rendered (to compile it ahead)."""
+    data = loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for path, text, is_expression in _templates(data, ()):
+        if is_expression:
+            yield text, "expression"
+        elif path[-1] in ("prompt_template", "template"):  # a step's prompt; a notification's message
+            yield text, "prompt"
+        elif path[-1] == "run" and "deterministic_checks" in path:  # a shell check's command line
+            yield text, "shell"
+        else:
+            yield text, "strict"
 
 
 def settings_problems(settings: Settings) -> list[Problem]:
