@@ -66,6 +66,37 @@ def test_a_payload_that_is_not_json_and_an_agent_with_an_unknown_model_are_locat
     assert "Traceback" not in said
 
 
+ALIAS_LADDER = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{name}: &{name} [{', '.join([f'*{below}'] * 10)}]\n" for below, name in zip("abcdef", "bcdefg", strict=True)
+)
+PAYLOADS = [
+    ("json-nested-deep", "alert.json", b"[" * 100_000 + b"]" * 100_000, "alert.json: the payload nests"),
+    ("json-not-utf8", "alert.json", b'{"summary": "\xff\xfe"}', "alert.json: the payload is not UTF-8 text"),
+    ("json-huge-integer", "alert.json", b'{"n": 1' + b"0" * 5000 + b"}", "an integer of more than 4,300 digits"),
+    ("json-nan", "alert.json", b'{"n": NaN}', "NaN is not a JSON number"),
+    ("json-syntax", "alert.json", b'{\n "summary": "x",\n oops\n}', "alert.json:3: the payload is not JSON"),
+    ("yaml-alias-ladder", "alert.yaml", ALIAS_LADDER.encode(), "expands to more than 100,000 values"),
+    ("yaml-nested-deep", "alert.yaml", b"a: " + b"[" * 5000 + b"]" * 5000, "nested too deeply"),
+    ("yaml-syntax", "alert.yaml", b"summary: [unclosed\n", "alert.yaml:2: invalid YAML"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"), [case[1:] for case in PAYLOADS], ids=[case[0] for case in PAYLOADS]
+)
+def test_a_hostile_payload_file_is_one_clear_error_without_a_traceback(
+    tmp_path: Path, name: str, content: bytes, says: str
+) -> None:
+    """`run --payload` reads a file within the bounds a webhook body is read within: however deep,
+    long, mis-encoded or alias-laden it is, the answer is one line that names the file, exit 2."""
+    project = setup(tmp_path / "project")
+    (project.root / name).write_bytes(content)
+    result = run_cli("run", "p", "--payload", name, cwd=project.root, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert says in result.stderr, result.stderr
+
+
 def test_commands_that_only_read_history_need_no_secret_they_never_use(tmp_path: Path) -> None:
     settings = (
         "database: {url: 'sqlite:///./runs.db'}\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import sys
@@ -16,7 +15,7 @@ from typing import Any
 
 import click
 from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from vectorstep.cli.common import config_option, open_runs, reports_errors, run_async, settings_from
 from vectorstep.cli.completion import pipeline_names
@@ -25,6 +24,7 @@ from vectorstep.cli.output import Output
 from vectorstep.cli.progress import Progress
 from vectorstep.cli.show import print_run
 from vectorstep.clock import SystemClock
+from vectorstep.domain.bounded_json import UnboundedJSON, check_bounds, parse_bounded_json
 from vectorstep.domain.context import NormalisedContext
 from vectorstep.domain.events import RunObserver
 from vectorstep.domain.records import ResumePoint, RunRecord
@@ -161,16 +161,26 @@ def read_context(payload_path: Path | None, source: str | None) -> NormalisedCon
 
 
 def read_payload(path: Path) -> Any:
+    """A payload file, JSON or YAML, read within the bounds a webhook body is read within."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise PayloadError(f"{path}: cannot read payload: {error.strerror or error}") from None
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            return YAML(typ="safe").load(text)
-        except YAMLError as error:
-            raise PayloadError(f"{path}: invalid YAML: {error}") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PayloadError(f"{path}:{error.lineno}: invalid JSON: {error.msg} (column {error.colno})") from None
+        if path.suffix not in (".yaml", ".yml"):
+            return parse_bounded_json(data, "the payload")
+        value = YAML(typ="safe").load(data.decode("utf-8"))
+        check_bounds(value, "the payload")
+        return value
+    except UnboundedJSON as error:
+        raise PayloadError(f"{path}:{error.line}: {error}" if error.line else f"{path}: {error}") from None
+    except UnicodeDecodeError:
+        raise PayloadError(f"{path}: the payload is not UTF-8 text") from None
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise PayloadError(f"{where}: invalid YAML: {error.problem or error.context or error}") from None
+    except YAMLError as error:
+        raise PayloadError(f"{path}: invalid YAML: {error}") from None
+    except RecursionError:
+        raise PayloadError(f"{path}: invalid YAML: values are nested too deeply") from None
