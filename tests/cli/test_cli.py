@@ -104,6 +104,10 @@ def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
         "expected one of: agent, model, session_key, thinking_level, timeout_seconds, trace_max_chars"
     ]
     assert "1 problem(s) in 2 file(s)" in bad.stderr and "Traceback" not in bad.stderr
+    # The whole project counts the file that did not load, too.
+    files = int(ok.stdout.split()[1])
+    whole = run_cli("validate", ".", cwd=project.root)
+    assert f"1 problem(s) in {files + 1} file(s)" in whole.stderr, whole.stderr
 
 
 def test_run_then_list_and_show_plain_when_piped(project: ProjectDir) -> None:

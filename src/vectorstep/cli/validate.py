@@ -90,7 +90,9 @@ def _project(settings: Settings) -> tuple[list[Problem], int]:
     problems = [*project.problems, *settings_problems(settings)]
     for loaded in project.pipelines.values():
         problems.extend(preflight(loaded, EXECUTOR_CAPABILITIES, settings.spec.notifications))
-    # The embedded defaults are no file: a folder with nothing in it has nothing to validate.
+    # The embedded defaults are no file: a folder with nothing in it has nothing to validate. Files
+    # that did not load count too: "1 problem in 0 files" would say the problem is nowhere.
     files = 1 if settings.config_path is not None else 0
-    count = files + len(project.pipelines) + len(project.library) + len(project.agents)
+    agents = settings.agents_dir.glob("*/agent.yaml") if settings.agents_dir.is_dir() else []
+    count = files + len(yaml_files(settings.pipelines_dir)) + len(yaml_files(settings.steps_dir)) + len(list(agents))
     return problems, count
