@@ -108,6 +108,10 @@ def test_validate_a_whole_project_and_single_files(project: ProjectDir) -> None:
     files = int(ok.stdout.split()[1])
     whole = run_cli("validate", ".", cwd=project.root)
     assert f"1 problem(s) in {files + 1} file(s)" in whole.stderr, whole.stderr
+    # A project folder on the embedded defaults (no vectorstep.yaml), validated from elsewhere, is a project.
+    (project.root / "vectorstep.yaml").unlink(missing_ok=True)
+    elsewhere = run_cli("validate", project.root.name, cwd=project.root.parent)
+    assert "broken.yaml:5: steps[0].executor_config.modle" in elsewhere.stdout, elsewhere.stdout + elsewhere.stderr
 
 
 def test_run_then_list_and_show_plain_when_piped(project: ProjectDir) -> None:

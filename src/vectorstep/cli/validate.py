@@ -23,6 +23,8 @@ from vectorstep.spec.project import (
 )
 from vectorstep.spec.settings import CONFIG_FILE, Settings, find_config, load_settings
 
+PROJECT_FOLDERS = ("pipelines", "steps", "agents")
+
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
@@ -55,6 +57,9 @@ def validate_command(paths: tuple[Path, ...], config_path: Path | None) -> int:
 def _validate(path: Path, config_path: Path | None) -> tuple[list[Problem], int]:
     if path.is_dir() and (path / CONFIG_FILE).is_file():
         return _project(load_settings(path / CONFIG_FILE))
+    if path.is_dir() and config_path is None and any((path / folder).is_dir() for folder in PROJECT_FOLDERS):
+        # A project on the embedded defaults: its pipelines, steps and agents in their usual folders.
+        return _project(load_settings(None, base_dir=path))
     settings = load_settings(find_config(config_path))
     if path.is_dir() and path.resolve() == settings.base_dir:
         return _project(settings)

@@ -70,8 +70,9 @@ def load_settings(
     *,
     environ: Mapping[str, str] | None = None,
     only: Collection[str] | None = None,
+    base_dir: Path | None = None,
 ) -> Settings:
-    """Load `config_path` (None: the embedded defaults, relative to the working directory).
+    """Load `config_path` (None: the embedded defaults, relative to `base_dir` or else the working directory).
 
     With `only`, just those top-level keys are read; the rest keep their defaults (for commands that
     only read the database, say)."""
@@ -85,7 +86,7 @@ def load_settings(
         spec = validate_document(ServiceSpec, document)
         locations = document.source
     SECRETS.make_public(frozenset(spec.public_vars))
-    base_dir = (config_path.parent if config_path else Path.cwd()).resolve()
+    base_dir = (config_path.parent if config_path else base_dir or Path.cwd()).resolve()
     return Settings(
         spec=_resolve_server_dirs(spec, base_dir),
         config_path=config_path.resolve() if config_path else None,
