@@ -378,3 +378,25 @@ def test_hostile_values_in_the_uis_forms_are_4xx_or_kept_escaped(hostile: Hostil
     started = answers["run with a hostile summary"].headers["location"].rsplit("/", 1)[1]
     assert hostile.finished(started)["status"] in ENDED
     assert hostile.readable(run_id)["status"] == "completed"
+
+
+def test_numbers_json_has_not_in_an_api_body_are_a_422_naming_the_field_or_kept_as_text(hostile: Hostile) -> None:
+    """The body parser lets `NaN` and `±Infinity` through; where a field wants text they are a 422
+    that names it (FastAPI's own answer could not write them and was a 500), and in free data a run
+    keeps them as text."""
+    accepted = hostile.post(event(summary="mark me"))
+    run_id = accepted.json()["run_id"]
+    hostile.finished(run_id)
+    json_headers = {"content-type": "application/json"}
+    for path, body, field in [
+        ("/api/pipelines/inbox/run", b'{"summary": NaN}', ["body", "summary"]),
+        ("/api/pipelines/inbox/run", b'{"severity": Infinity}', ["body", "severity"]),
+        ("/api/pipelines/inbox/run", b'{"labels": {"service": -Infinity}}', ["body", "labels", "service"]),
+        (f"/api/runs/{run_id}/feedback", b'{"label": "correct", "comment": NaN}', ["body", "comment"]),
+    ]:
+        answer = hostile.api.post(path, content=body, headers=json_headers)
+        assert answer.status_code == 422, (path, body, answer.status_code, answer.text[:200])
+        assert answer.json()["detail"][0]["loc"] == field
+    started = hostile.api.post("/api/pipelines/inbox/run", content=b'{"data": {"ratio": NaN}}', headers=json_headers)
+    assert started.status_code == 202, started.text[:200]
+    assert hostile.finished(started.json()["run_id"])["status"] in ENDED

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from vectorstep.domain.secrets import SECRETS
-from vectorstep.domain.storable import without_surrogates
+from vectorstep.domain.storable import storable
 from vectorstep.errors import ConfigError, NotFoundError, PayloadError, Problem, RequestRefused
 from vectorstep.web.limits import BodyTooLarge, too_large_detail
 from vectorstep.web.ui.render import error_page
@@ -63,9 +63,10 @@ async def _http(request: Request, error: Exception) -> Response:
 
 
 async def _invalid(request: Request, error: Exception) -> Response:
-    """FastAPI's own 422, with a lone surrogate the input held written as its escape (JSON cannot carry it)."""
+    """FastAPI's own 422, with the input it quotes made writable as JSON: a lone surrogate as its
+    escape, `NaN` and `±Infinity` (which the body parser lets through) as strings, secrets masked."""
     assert isinstance(error, RequestValidationError)
-    return JSONResponse({"detail": without_surrogates(jsonable_encoder(error.errors()))}, status_code=422)
+    return JSONResponse({"detail": storable(jsonable_encoder(error.errors()))}, status_code=422)
 
 
 def install_error_handlers(app: FastAPI) -> None:
