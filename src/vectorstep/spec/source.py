@@ -18,13 +18,13 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from vectorstep.domain.bounded_json import MAX_VALUES
 from vectorstep.domain.secrets import SECRETS
 from vectorstep.errors import ConfigError, Problem
 
 KeyPath = tuple[str | int, ...]
-# A file is read within bounds: aliases (`*name`) may repeat values, but the whole document may
-# not expand beyond this many values (a few hundred bytes of nested aliases can mean billions).
-MAX_VALUES = 100_000
+# A file is read within bounds: aliases (`*name`) may repeat values, but the whole document may not
+# expand beyond MAX_VALUES (a few hundred bytes of nested aliases can mean billions), as a payload may not.
 MAX_DEPTH = 64  # collections within collections, in flow style ([ { ) or by indentation
 MAX_INDENT = 256
 _FLOW = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\n]|\'\')*\'|#[^\n]*|[\[\]{}]')
