@@ -33,22 +33,21 @@ def parse_bounded_json(text: str | bytes, what: str = "the body") -> Any:
         too_long = "integer string conversion" in str(error)
         reason = f"it holds an integer of more than {sys.get_int_max_str_digits():,} digits" if too_long else error
         raise UnboundedJSON(f"{what} is not JSON this service accepts: {reason}") from None
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise UnboundedJSON(f"{what} nests objects and arrays deeper than {MAX_JSON_DEPTH}")
+    check_bounds(value, what, max_values=None)  # JSON holds no aliases: its size bounds its values
     return value
 
 
-def check_bounds(value: Any, what: str) -> None:
-    """Data read by another parser (YAML) within the same bounds: depth, and how many values it
-    expands to (a few hundred bytes of nested YAML aliases can mean billions). Walked without
-    recursion, stopping at the limit."""
+def check_bounds(value: Any, what: str, *, max_values: int | None = MAX_VALUES) -> None:
+    """`value` nests objects and arrays at most MAX_JSON_DEPTH deep and, read by a parser with
+    aliases (YAML), expands to at most `max_values` values (a few hundred bytes of nested aliases
+    can mean billions). Walked without recursion, stopping at the first limit passed."""
     seen, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
         seen += 1
-        if seen > MAX_VALUES:
+        if max_values is not None and seen > max_values:
             repeated = "YAML aliases (*name) repeat too much"
-            raise UnboundedJSON(f"{what} expands to more than {MAX_VALUES:,} values: {repeated}")
+            raise UnboundedJSON(f"{what} expands to more than {max_values:,} values: {repeated}")
         if isinstance(item, dict | list):
             if depth > MAX_JSON_DEPTH:
                 raise UnboundedJSON(f"{what} nests objects and arrays deeper than {MAX_JSON_DEPTH}")
@@ -57,16 +56,3 @@ def check_bounds(value: Any, what: str) -> None:
 
 def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON number")
-
-
-def json_depth(value: Any) -> int:
-    """How deep objects and arrays sit within each other (walked without recursion)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_JSON_DEPTH:
-                return depth
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
