@@ -959,3 +959,51 @@ def test_a_lone_name_stands_alone_only_when_it_is_an_id_with_digits(claim: str, 
     )
     checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__get", webhooks, False, True)]))
     assert checked.verdict == verdict, checked.reason
+
+
+def test_a_claims_verdict_does_not_depend_on_the_claims_checked_before_it() -> None:
+    # "94 seconds" is not a measured 94.18262; "about 94 seconds" is. Both write the figure alike, and
+    # the first one looked up must not decide what the second one finds.
+    uptime = '{"node": "ip-10-1-2-3", "uptime": 94.18262}'
+
+    def step() -> StepEvidence:
+        return StepEvidence("Alert NodeClockSkew", [ToolResult("c0", "node__status", uptime, False, True)])
+
+    alone = check_claim("the node ran 94 seconds", step())
+    shared = step()
+    assert check_claim("the node ran about 94 seconds", shared).verdict == "supported"
+    after = check_claim("the node ran 94 seconds", shared)
+    assert alone.verdict == after.verdict == "unsupported"
+
+
+CHANGES = json.dumps(
+    {
+        "deploys": [
+            {
+                "id": 3391,
+                "service": "shipment-tracker",
+                "changes": [
+                    {"path": "values.yaml", "key": "resources.limits.cpu", "from": "2", "to": "500m"},
+                    {"path": "values.yaml", "key": "spec.replicas", "from": "3", "to": "6"},
+                ],
+            }
+        ]
+    },
+    indent=2,
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("shipment-tracker's CPU limit is now 500m", "supported"),
+        ("shipment-tracker's CPU limit was 2 before", "supported"),
+        # A value under "to" or "from" is named by the key its change names: 500m is the limit.
+        ("shipment-tracker requests 500m CPU", "unsupported"),
+        ("shipment-tracker's CPU request was 2 before", "unsupported"),
+    ],
+)
+def test_a_changed_value_is_named_by_the_key_its_change_names(claim: str, verdict: str) -> None:
+    step = StepEvidence("Alert KafkaLagHigh", [ToolResult("c0", "deploys__list", CHANGES, False, True)])
+    checked = check_claim(claim, step)
+    assert checked.verdict == verdict, checked.reason

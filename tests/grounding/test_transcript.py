@@ -9,6 +9,8 @@ import pytest
 
 from vectorstep.domain.trace import TraceEvent, cap_text
 from vectorstep.grounding.anchors import statement_anchors
+from vectorstep.grounding.evidence import StepEvidence
+from vectorstep.grounding.local_check import check_claim
 from vectorstep.grounding.transcript import build_transcript
 from vectorstep.grounding.windows import answer_anchors, head_only, select_windows
 
@@ -319,3 +321,15 @@ def test_only_tool_results_lend_each_other_room(budget: int, pods: list[str]) ->
     shown = transcript.entries[1].removeprefix("[2] result of [1] logs__search (ok): ")
     assert len(shown) <= budget
     assert [pod for pod in OOM_PODS["ingest"].values() if f"worker-{pod}-5d8f7" in shown] == pods
+
+
+def test_a_transcript_from_the_steps_evidence_shows_and_hides_what_one_read_alone_does() -> None:
+    # The judge's transcript reuses what the anchor check read of each result: nothing it shows may change.
+    trace, whole = _results(BUSY, QUIET, LOG)
+    alone = build_transcript(trace, whole, POOLED_ANSWER, max_chars=420)
+    evidence = StepEvidence.of_trace("Alert OOMKilled", trace, whole)
+    check_claim(f"{PODS[0]} was OOMKilled at 14:06:30Z", evidence)  # the results are read before
+    shared = build_transcript(trace, whole, POOLED_ANSWER, max_chars=420, evidence=evidence)
+    assert shared.entries == alone.entries and shared.truncated_events == alone.truncated_events
+    for text in (*PODS, "8f3a91c", "exit=137"):
+        assert shared.hides(anchor(text)) == alone.hides(anchor(text))

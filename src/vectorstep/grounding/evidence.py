@@ -33,7 +33,7 @@ class ToolResult:
     whole: bool  # False when only the runtime's capped copy arrived
     # What the agent asked for (`promql=…`): a bare series' figure is about what its query names.
     asked: str = ""
-    _counted: dict[str, list[Span]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _counted: dict[Anchor, list[Span]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def index(self) -> ResultIndex:
@@ -44,12 +44,10 @@ class ToolResult:
         found = self.index.find(anchor)
         if not anchor.counted or not found:
             return found
-        if anchor.key not in self._counted:
+        if anchor not in self._counted:
             places = found[:MAX_COUNTED_PLACES]
-            self._counted[anchor.key] = [
-                span for span in places if counts(self.index, self.shape, span, anchor.counted)
-            ]
-        return self._counted[anchor.key]
+            self._counted[anchor] = [span for span in places if counts(self.index, self.shape, span, anchor.counted)]
+        return self._counted[anchor]
 
     @cached_property
     def asked_index(self) -> ResultIndex:
@@ -100,6 +98,11 @@ class StepEvidence:
         if anchor.kind in ("number", "time") or not self.arguments_index.find(anchor):
             return False
         return not any(result.find(anchor) for result in self.usable)
+
+    def reading(self, text: str) -> ToolResult | None:
+        """The result whose text this is, so whoever else reads it (the judge's transcript) reuses
+        its shape and index instead of reading a long result again."""
+        return next((result for result in self.results if result.text == text), None)
 
     @property
     def usable(self) -> list[ToolResult]:

@@ -80,12 +80,13 @@ class ResultIndex:
         self._moments: list[Moment] | None = None
         self._hex: list[tuple[int, int, str]] | None = None
         self._words: dict[str, list[int]] | None = None
-        self._found: dict[str, list[Span]] = {}
+        # By the whole anchor, not its key: "3.1%" and "about 3.1%" share a key but not their readings.
+        self._found: dict[Anchor, list[Span]] = {}
 
     def find(self, anchor: Anchor) -> list[Span]:
-        found = self._found.get(anchor.key)
+        found = self._found.get(anchor)
         if found is None:
-            found = self._found[anchor.key] = self._lookup(anchor)
+            found = self._found[anchor] = self._lookup(anchor)
         return found
 
     def _lookup(self, anchor: Anchor) -> list[Span]:

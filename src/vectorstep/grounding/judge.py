@@ -61,7 +61,7 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
     # service's other requests and runs are not held up by it.
     if spec.executor == "local" or ask is None:
         return await asyncio.to_thread(local_grounding, outcome, answer, evidence)
-    transcript, prompt = await asyncio.to_thread(_judge_request, spec, primary, answer)
+    transcript, prompt = await asyncio.to_thread(_judge_request, spec, primary, answer, evidence)
     agent = getattr(spec.executor_config, "agent", spec.agent)
     opinion = await ask_softly(ask, prompt, spec.timeout_seconds, "grounding", agent)
     outcome = dataclasses.replace(
@@ -86,13 +86,16 @@ async def judge_grounding(spec: GroundingSpec, primary: ExecutionResult, ask: As
     )
 
 
-def _judge_request(spec: GroundingSpec, primary: ExecutionResult, answer: Mapping[str, Any]) -> tuple[Transcript, str]:
+def _judge_request(
+    spec: GroundingSpec, primary: ExecutionResult, answer: Mapping[str, Any], evidence: StepEvidence
+) -> tuple[Transcript, str]:
     transcript = build_transcript(
         primary.trace,
         primary.full_tool_results,
         answer,
         max_chars=spec.max_trace_chars,
         evidence_windows=spec.evidence_windows,
+        evidence=evidence,
     )
     prompt = render_strict(
         prompt_template("grounding_judge"),

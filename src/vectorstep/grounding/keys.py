@@ -25,6 +25,9 @@ _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S
 # port of a URL or a `host:9187` inside a longer string.
 _DIRECT_KEY = re.compile(r"(?:\"[^\"\n]{1,60}\"\s*:\s*\"?|(?:^|(?<=[\s,{(]))[A-Za-z_][\w.-]{0,40}\s*[:=]\s*)$", re.M)
 _FIGURE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?[A-Za-z%]{0,3}(?![\w.])")
+# A value under one of these keys is named by its record: `{"key": "resources.limits.cpu", "from":
+# "2", "to": "500m"}`, `{"field": "status", "old": …, "new": …}`.
+_CHANGE_KEYS = frozenset(stem(word) for word in ("to", "from", "old", "new", "before", "after", "was", "now"))
 GENERIC_KEYS = frozenset({"value", "values", "data", "result", "results", "items", "spec", "status", "metadata"})
 
 
@@ -77,7 +80,7 @@ def value_label(shape: Shape, start: int) -> frozenset[str]:
     column = _column(text, record, start)
     if column is not None:  # a table's cell is named by its column, not by the whole header
         return words | words_of(column)
-    if leaf.point or not name.key:
+    if leaf.point or not name.key or name.key <= _CHANGE_KEYS:
         spans = record.context(LABEL_MAX_CHARS)
         words = words.union(*(words_of(text[low:high]) for low, high in spans))
     return words

@@ -9,6 +9,7 @@ UTC clock. Two moments agree at the precision the claim was written with.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -68,23 +69,43 @@ class Moment:
 def find_moments(text: str) -> list[Moment]:
     """Every moment written in `text`, the longest reading first where readings overlap."""
     found: list[Moment] = []
-    taken: list[tuple[int, int]] = []
+    taken = _Taken()
     if not _ANY_MOMENT.search(text):
         return found
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
-            if any(start < match.end() and match.start() < end for start, end in taken):
+            if taken.overlaps(match.start(), match.end()):
                 continue
             moment = _from_match(match)
             if moment is not None:
                 found.append(moment)
-                taken.append((match.start(), match.end()))
+                taken.add(match.start(), match.end())
     for match in _EPOCH.finditer(text):
-        if not any(start < match.end() and match.start() < end for start, end in taken):
+        if not taken.overlaps(match.start(), match.end()):
             moment = _from_epoch(match)
             if moment is not None:
                 found.append(moment)
     return sorted(found, key=lambda moment: moment.start)
+
+
+class _Taken:
+    """Disjoint spans of text already read as a moment; a range query's thousands of points make a
+    linear scan per match quadratic, so they are kept sorted and looked up by bisection."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        # The span starting last before `end` is the only one that can reach past `start`: spans are
+        # disjoint, so their ends are in the order of their starts.
+        before = bisect.bisect_left(self._starts, end) - 1
+        return before >= 0 and self._ends[before] > start
+
+    def add(self, start: int, end: int) -> None:
+        at = bisect.bisect_left(self._starts, start)
+        self._starts.insert(at, start)
+        self._ends.insert(at, end)
 
 
 def same_moment(claimed: Moment, found: Moment) -> bool:

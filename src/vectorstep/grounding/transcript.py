@@ -16,6 +16,7 @@ from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
 from vectorstep.grounding.anchors import Anchor
+from vectorstep.grounding.evidence import StepEvidence, ToolResult
 from vectorstep.grounding.finding import ResultIndex
 from vectorstep.grounding.windows import ResultWindows, answer_anchors, head_only
 
@@ -30,6 +31,7 @@ class Transcript:
     cut_by_runtime: int  # tool results the runtime capped and whose whole was not available here
     shortened: tuple[tuple[str, str], ...] = ()  # (whole result, what was shown) of each shortened result
     result_entries: Mapping[int, str | None] = field(default_factory=dict)  # entry number → its call's id
+    evidence: StepEvidence | None = field(default=None, repr=False, compare=False)  # the results, read already
 
     def hides(self, anchor: Anchor) -> bool:
         """True when `anchor` is in a tool result but not in what the reader was shown of it."""
@@ -37,7 +39,11 @@ class Transcript:
 
     @cached_property
     def _shortened_indexes(self) -> list[tuple[ResultIndex, ResultIndex]]:
-        return [(ResultIndex(whole), ResultIndex(shown)) for whole, shown in self.shortened]
+        pairs = []
+        for whole, shown in self.shortened:
+            read = _read(self.evidence, whole)
+            pairs.append((read.index if read is not None else ResultIndex(whole), ResultIndex(shown)))
+        return pairs
 
     @property
     def text(self) -> str:
@@ -51,7 +57,9 @@ def build_transcript(
     *,
     max_chars: int,
     evidence_windows: bool = True,
+    evidence: StepEvidence | None = None,
 ) -> Transcript:
+    """`evidence`, when the step's results were read for the anchor check already: they are not read again."""
     denied = {event.call_id for event in trace if event.type == "tool_denied"}
     anchors = answer_anchors(answer) if evidence_windows else []
     last_model_call = max((event.seq for event in trace if event.type == "llm_call"), default=0)
@@ -60,7 +68,9 @@ def build_transcript(
     truncated = cut_by_runtime = 0
     shortened: list[tuple[str, str]] = []
     result_entries: dict[int, str | None] = {}
-    shown_of = _shown_results(trace, full_results, denied, anchors, max_chars) if evidence_windows else {}
+    shown_of = (
+        _shown_results(trace, full_results, denied, anchors, max_chars, evidence=evidence) if evidence_windows else {}
+    )
     for event in trace:
         if event.type == "tool_call":
             call_entry[event.call_id] = len(entries) + 1
@@ -87,7 +97,7 @@ def build_transcript(
             shown = head_only(event.content, max_chars)
             truncated += shown != event.content
             entries.append(f"[{len(entries) + 1}] agent: {shown}")
-    return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened), result_entries)
+    return Transcript(tuple(entries), truncated, cut_by_runtime, tuple(shortened), result_entries, evidence)
 
 
 def _shown_results(
@@ -96,6 +106,8 @@ def _shown_results(
     denied: set[str | None],
     anchors: list[Anchor],
     max_chars: int,
+    *,
+    evidence: StepEvidence | None,
 ) -> dict[int, str]:
     """What is shown of each tool result: its windows within `max_chars`, and then, for results that
     still hide some of the answer's anchors (those hiding most first), the room the others left
@@ -106,7 +118,9 @@ def _shown_results(
         if event.type == "tool_result" and event.call_id not in denied
     }
     shown = {key: source for key, source in sources.items() if len(source) <= max_chars}
-    readers = {key: ResultWindows(source, anchors) for key, source in sources.items() if key not in shown}
+    readers = {
+        key: _windows(source, anchors, _read(evidence, source)) for key, source in sources.items() if key not in shown
+    }
     hidden: dict[int, int] = {}
     for key, reader in readers.items():
         shown[key], hidden[key] = reader.choose(max_chars)
@@ -123,3 +137,13 @@ def _shown_results(
 def _arguments(args: Mapping[str, Any] | None) -> str:
     text = json.dumps(dict(args or {}), ensure_ascii=False, separators=(",", ":"))
     return text if len(text) <= ARGUMENTS_MAX_CHARS else text[:ARGUMENTS_MAX_CHARS] + "…"
+
+
+def _read(evidence: StepEvidence | None, text: str) -> ToolResult | None:
+    return evidence.reading(text) if evidence is not None else None
+
+
+def _windows(source: str, anchors: list[Anchor], read: ToolResult | None) -> ResultWindows:
+    if read is None:
+        return ResultWindows(source, anchors)
+    return ResultWindows(source, anchors, read.shape, read.index)

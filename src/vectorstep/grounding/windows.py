@@ -83,15 +83,18 @@ def select_windows(text: str, anchors: Sequence[Anchor], budget: int) -> str:
 class ResultWindows:
     """One long result, read once (its shape, where the anchors are), its windows chosen for any budget."""
 
-    def __init__(self, text: str, anchors: Sequence[Anchor]) -> None:
+    def __init__(
+        self, text: str, anchors: Sequence[Anchor], shape: Shape | None = None, index: ResultIndex | None = None
+    ) -> None:
+        """`shape` and `index` when `text` was read already (the step's evidence reads every result)."""
         self.text = text
         self._anchors = anchors
         # Without the statements they came from, every anchor counts as said together.
         self._statements = (
             anchors.statements if isinstance(anchors, AnswerAnchors) else (frozenset(a.key for a in anchors),)
         )
-        self._shape = Shape(text)
-        self._index = ResultIndex(text)
+        self._shape = shape or Shape(text)
+        self._index = index or ResultIndex(text)
 
     def choose(self, budget: int) -> tuple[str, int]:
         """What is shown within `budget`, and how many of the anchors found in the result it leaves out."""
