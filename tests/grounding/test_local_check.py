@@ -1007,3 +1007,46 @@ def test_a_changed_value_is_named_by_the_key_its_change_names(claim: str, verdic
     step = StepEvidence("Alert KafkaLagHigh", [ToolResult("c0", "deploys__list", CHANGES, False, True)])
     checked = check_claim(claim, step)
     assert checked.verdict == verdict, checked.reason
+
+
+HPA_DESCRIBED = """Name:                                                  search-api
+Namespace:                                             search
+Reference:                                             Deployment/search-api
+Min replicas:                                          6
+Max replicas:                                          30
+Deployment pods:                                       6 current / 6 desired
+"""
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("the HPA max is 30", "supported"),
+        # `Max replicas:` names the value with both its words, as kubectl describe writes a field.
+        ("the HPA min is 30", "unsupported"),
+        ("the HPA min is 6", "supported"),
+    ],
+)
+def test_a_field_named_in_words_names_its_value_with_all_of_them(claim: str, verdict: str) -> None:
+    step = StepEvidence("Alert", [ToolResult("c0", "k8s__describe", HPA_DESCRIBED, False, True)])
+    checked = check_claim(claim, step)
+    assert checked.verdict == verdict, checked.reason
+
+
+CERTIFICATE_DESCRIBED = """Status:
+  Conditions:
+    Last Transition Time:  2024-07-04T00:12:44Z
+    Message:               Renewing certificate as renewal was scheduled at 2024-07-04 00:12:44 +0000 UTC
+    Reason:                Renewing
+    Type:                  Issuing
+  Not After:               2024-08-03T00:12:44Z
+  Renewal Time:            2024-07-04T00:12:44Z
+"""
+
+
+def test_a_time_said_twice_in_a_record_backs_the_claim_where_its_name_fits() -> None:
+    # The first place the date is printed is the condition's transition; the message and the renewal
+    # time say it too, and they are what the claim speaks of.
+    step = StepEvidence("Alert", [ToolResult("c0", "k8s__describe", CERTIFICATE_DESCRIBED, False, True)])
+    checked = check_claim("renewal was scheduled for 2024-07-04", step)
+    assert checked.verdict == "supported", checked.reason

@@ -21,6 +21,9 @@ _WORD_BEFORE = re.compile(r"(?P<word>[A-Za-z][\w.-]{1,40})[\"']?[^\w\n]{0,3}[ \t
 KEY_REACH = 100  # how far before a value its key may be (`kubectl describe` aligns values far right)
 LABEL_MAX_CHARS = 400
 _INLINE_KEY = re.compile(r"(?P<key>[A-Za-z][\w.-]{1,40})[\"']?\s*[:=]\s*[\"']?\S{0,3}$")
+# A line that is one field named in words, as `kubectl describe`, `openssl x509 -text` and
+# expanded `psql` print them: `Max replicas:   30`, `  Restart Count:  3`, `Not After : Aug  3 …`.
+_LINE_KEY = re.compile(r"[ \t]*(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{0,60}?)[ \t]*:[ \t]*[\"']?\S{0,3}$")
 # A field's whole value: `"lag": 48912`, `"lag":"48912"`, `lag=48912`, `  Replicas:  2` — not the
 # port of a URL or a `host:9187` inside a longer string.
 _DIRECT_KEY = re.compile(r"(?:\"[^\"\n]{1,60}\"\s*:\s*\"?|(?:^|(?<=[\s,{(]))[A-Za-z_][\w.-]{0,40}\s*[:=]\s*)$", re.M)
@@ -53,6 +56,9 @@ def field_name(shape: Shape, start: int) -> FieldName:
     line_start = text.rfind("\n", 0, start) + 1
     inline = _INLINE_KEY.search(text, max(line_start, start - KEY_REACH), start)
     key: set[str] = set(words_of(inline.group("key"))) if inline else set()
+    phrase = _LINE_KEY.match(text, line_start, start)
+    if phrase:  # `Max replicas:   30` is the value of "max replicas", not of "replicas"
+        key.update(words_of(phrase.group("key")))
     path: set[str] = set()
     leaf = shape.leaf_at(start)
     for node in [leaf, *leaf.ancestors()]:

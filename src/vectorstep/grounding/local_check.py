@@ -11,7 +11,7 @@ show a value, not a cause, and the check says so rather than guessing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
@@ -21,7 +21,7 @@ from vectorstep.grounding.keys import field_name, value_label
 from vectorstep.grounding.kin import kin_of
 from vectorstep.grounding.qualifiers import contrast
 from vectorstep.grounding.shapes import Node
-from vectorstep.grounding.together import find_together
+from vectorstep.grounding.together import all_together, find_together
 from vectorstep.grounding.words import STOPWORDS, stem
 
 SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
@@ -115,11 +115,10 @@ def _placed(
     misread = None
     lonely = None
     for result in usable:
-        group = _together(result, needed, soft)
+        group, why = _fitting(claim, result, needed, soft, words)
+        if group is not None or why is not None:
+            misread = why
         if group is None:
-            continue
-        misread = _other_field(result, needed, words, group) or _contrasted(claim, result, needed, group)
-        if misread is not None:
             continue
         # A pair (max_conns=4), a field's number (revision 37) or a quote names what its value is.
         named = len(needed) + sum(anchor.kind in ("pair", "keyed", "quote") for anchor in needed)
@@ -134,7 +133,7 @@ def _placed(
     if lonely is not None:
         return lonely
     for result in usable:
-        if _together(result, needed, ()) is not None:
+        if next(_together(result, needed, ()), None) is not None:
             names = _written(claim, [anchor for anchor in soft if result.find(anchor)])
             why = (
                 f"{_named(needed)} {_are(needed)} in {_tool(result)}, but in a record about something else than {names}"
@@ -142,6 +141,19 @@ def _placed(
             return LocalVerdict(UNSUPPORTED, why)
     why = f"{_named(needed)} {_are(needed)} in the tool results, but not together in one record"
     return LocalVerdict(UNSUPPORTED, why)
+
+
+def _fitting(
+    claim: str, result: ToolResult, needed: list[Anchor], soft: list[Anchor], words: frozenset[str]
+) -> tuple[Node | None, str | None]:
+    """The first place in `result` where the anchors are together and are not the values of other
+    fields than the claim names; else why the last place found was not."""
+    misread = None
+    for place in _together(result, needed, soft):
+        misread = _other_field(result, needed, words, place) or _contrasted(claim, result, needed, place)
+        if misread is None:
+            return place, None
+    return None, misread
 
 
 def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], plain: list[Anchor]) -> LocalVerdict:
@@ -221,20 +233,22 @@ def _siblings(record: Node) -> list[Node]:
     return parent.children
 
 
-def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Node | None:
-    """Anchors together in `result`; two figures of one kind ("from 1,204,331 to 88,120") may be two records.
+def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Iterator[Node]:
+    """Where anchors are together in `result`; two figures of one kind ("from 1,204,331 to 88,120")
+    may be two records.
 
-    Then each figure is looked up with the claim's ids and names, not with the other figure.
+    Then each figure is looked up with the claim's ids and names, not with the other figure, and
+    the first figure's place stands for them.
     """
     figures = [anchor for anchor in hard if anchor.kind in ("number", "time")]
     kinds = {anchor.kind for anchor in figures}
     if len(figures) < 2 or len(kinds) > 1:
-        return find_together(result, hard, soft)
+        yield from all_together(result, hard, soft)
+        return
     subjects = [anchor for anchor in hard if anchor not in figures]
     groups = [find_together(result, [*subjects, figure], soft) for figure in figures]
-    if any(group is None for group in groups):
-        return None
-    return groups[0]
+    if groups[0] is not None and all(group is not None for group in groups):
+        yield groups[0]
 
 
 def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset[str], group: Node) -> str | None:
@@ -288,12 +302,16 @@ def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group
 def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], record: Node) -> str | None:
     """A record's times have names (`lastScheduleTime`, `lastSuccessfulTime`): the claim names another."""
     found = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
-    if not found:
-        return None
-    own = field_name(result.shape, found[0]).key
-    for start in result.index.moment_starts(record.start, record.end):
+    rivals = [field_name(result.shape, start).key for start in result.index.moment_starts(record.start, record.end)]
+    misreads = [_other_name(anchor, field_name(result.shape, start).key, rivals, words) for start in found]
+    # Where the record says the time more than once ("Last Transition Time" and "renewal was
+    # scheduled at"), one place that is not another field's time is enough.
+    return misreads[0] if misreads and all(misreads) else None
+
+
+def _other_name(anchor: Anchor, own: frozenset[str], rivals: list[frozenset[str]], words: frozenset[str]) -> str | None:
+    for rival in rivals:
         # The claimed time itself, an unnamed time or one of the same name has no words of its own.
-        rival = field_name(result.shape, start).key
         if words & (rival - own) and not words & (own - rival):
             return f"`{anchor.text}` is the time of {_field(own)}, but the claim speaks of {_field(rival)}"
     return None

@@ -14,7 +14,7 @@ the confirm route's).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from vectorstep.grounding.anchors import Anchor
 from vectorstep.grounding.evidence import ToolResult
@@ -25,8 +25,14 @@ MAX_OCCURRENCES = 120
 
 def find_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor] = ()) -> Node | None:
     """The smallest node of `result` holding every hard anchor (and the soft ones it mentions), if any."""
+    return next(all_together(result, hard, soft), None)
+
+
+def all_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor] = ()) -> Iterator[Node]:
+    """Each place in `result` where the anchors are together, in the order of the rarest anchor's
+    occurrences: a date in a condition's transition time and again as the renewal time is two places."""
     if not hard:
-        return None
+        return
     shape = result.shape
     found: dict[str, list[Occurrence]] = {}
     for anchor in hard:
@@ -34,14 +40,15 @@ def find_together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anc
         found[anchor.key] = [(shape.leaf_at(start), start) for start, _ in spans]
     _drop_bare_point_times(hard, found)
     if any(not occurrences for occurrences in found.values()):
-        return None
+        return
     order = sorted(hard, key=lambda anchor: len(found[anchor.key]))
     others = [found[anchor.key] for anchor in order[1:]]
+    seen: set[int] = set()
     for start in found[order[0].key]:
         group = _group(result.text, start, others)
-        if group is not None and _mentions_soft(result, group, soft):
-            return group
-    return None
+        if group is not None and id(group) not in seen and _mentions_soft(result, group, soft):
+            seen.add(id(group))
+            yield group
 
 
 Occurrence = tuple[Node, int]  # the leaf an anchor was found in, and where
