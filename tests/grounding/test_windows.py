@@ -694,3 +694,22 @@ def test_a_small_count_is_shown_where_it_counts_what_the_answer_counts() -> None
     hpa = "Name:          cart\nMin replicas:  2\nMax replicas:  30\nDeployment pods: 30 current / 30 desired"
     window = shown(f"{noise}\n{hpa}", "the cart HPA allows at most 30 replicas", budget=600)
     assert "Max replicas:  30" in window
+
+
+def test_an_issue_or_pull_request_is_shown_with_its_number() -> None:
+    # GitHub's search gives each item an id, a number and a title; "PR #1482" means the number.
+    items = [
+        {
+            "url": f"https://api.github.com/repos/acme/thumbnailer/issues/{1470 + n}",
+            "id": 2511494100 + n,
+            "node_id": f"PR_kwDOLKA{n:04d}F6AF15",
+            "number": 1470 + n,
+            "title": f"Change {n}: " + ("bump libvips 8.14.5 -> 8.15.3" if n == 12 else "tidy the chart values"),
+            "labels": [{"name": "deps", "color": "0366d6", "description": "dependency bumps"}],
+            "body": "Notes on the change. " * (12 if n == 12 else 3),
+        }
+        for n in range(16)
+    ]
+    text = json.dumps({"total_count": 16, "items": items}, indent=2)
+    window = shown(text, "the libvips 8.15.3 bump came in PR #1482")
+    assert '"number": 1482' in window and "8.15.3" in window

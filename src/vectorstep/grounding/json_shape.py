@@ -16,7 +16,7 @@ LONG_STRING = 80
 # What a record is known by, most telling first. Label sets (a series' metric, a stream's labels)
 # are kept whole; other identifying fields only when short.
 _IDENTITY_KEY_TEXT = """
-name id key metric labels stream tags title uid kind namespace revision version sha commit
+name id number key metric labels stream tags title uid kind namespace revision version sha commit
 pod container node host hostname instance service job app topic group partition queryid pid
 datname usename type reason timestamp time ts date datetime eventtime lasttimestamp
 firsttimestamp starttime endtime creationtimestamp created updated started finished deployed
