@@ -1050,3 +1050,11 @@ def test_a_time_said_twice_in_a_record_backs_the_claim_where_its_name_fits() -> 
     step = StepEvidence("Alert", [ToolResult("c0", "k8s__describe", CERTIFICATE_DESCRIBED, False, True)])
     checked = check_claim("renewal was scheduled for 2024-07-04", step)
     assert checked.verdict == "supported", checked.reason
+
+
+@pytest.mark.timeout(15)
+def test_a_result_that_prints_one_figure_two_hundred_thousand_times_is_checked_within_bounds() -> None:
+    # Which field a figure is the value of is read at its first places, not at every one of them.
+    step = StepEvidence("Alert", [ToolResult("c0", "metrics__dump", "1," * 200_000, False, True)])
+    for claim in ("1,1,1 were seen", "the error ratio was 1%", "the limit is 1Mi", "the minimum is 1"):
+        assert check_statement(claim, step).verdict in ("supported", "unsupported", "undecidable")

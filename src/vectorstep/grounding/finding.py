@@ -359,6 +359,6 @@ def _by_family(figures: list[_Figure]) -> dict[str, tuple[list[float], list[_Fig
             readings.setdefault(family, []).append((value, number, figure))
     table = {}
     for family, entries in readings.items():
-        entries.sort(key=lambda entry: (entry[0], entry[1]))
+        entries.sort()  # by value, then by place: the place is unique, so figures are never compared
         table[family] = ([value for value, _, _ in entries], [figure for _, _, figure in entries])
     return table

@@ -10,6 +10,9 @@ show a value, not a cause, and the check says so rather than guessing.
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -20,7 +23,7 @@ from vectorstep.grounding.evidence import StepEvidence, ToolResult
 from vectorstep.grounding.keys import field_name, value_label
 from vectorstep.grounding.kin import kin_of
 from vectorstep.grounding.qualifiers import contrast
-from vectorstep.grounding.shapes import Node
+from vectorstep.grounding.shapes import Node, Span
 from vectorstep.grounding.together import all_together, find_together
 from vectorstep.grounding.words import STOPWORDS, stem
 
@@ -28,6 +31,9 @@ SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
 POINTER_RECORD_MAX_CHARS = 2000
 # An answer is untrusted: only so much of it is looked up.
 MAX_STATEMENTS = 100
+# How many places of one anchor are looked at to tell which field it is the value of, and how many
+# places where a claim's anchors are together are tried before the claim is refused.
+MAX_PLACES = 50
 MAX_STATEMENT_CHARS = 2000
 _CAUSAL = re.compile(
     r"\b(?:because|caus(?:e|es|ed|ing)|due to|led to|leads? to|lead to|result(?:s|ed)? in|as a result|"
@@ -149,7 +155,7 @@ def _fitting(
     """The first place in `result` where the anchors are together and are not the values of other
     fields than the claim names; else why the last place found was not."""
     misread = None
-    for place in _together(result, needed, soft):
+    for place in itertools.islice(_together(result, needed, soft), MAX_PLACES):
         misread = _other_field(result, needed, words, place) or _contrasted(claim, result, needed, place)
         if misread is None:
             return place, None
@@ -266,12 +272,12 @@ def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset
         if anchor.kind != "number":
             continue
         everywhere = result.find(anchor)
-        names = [field_name(result.shape, start) for start, _ in everywhere if record.start <= start < record.end]
+        names = [field_name(result.shape, start) for start in _places(everywhere, record)]
         own = max(names, key=lambda name: len(words & name.words), default=None)
         if own is None or not own.key:
             continue
         for rival, figure, start in result.keyed_figures:
-            if rival.key != own.key or any(low <= start < high for low, high in everywhere):
+            if rival.key != own.key or _within(everywhere, start):
                 continue
             if words & (rival.path - own.path) and not words & (own.path - rival.path):
                 return (
@@ -290,7 +296,7 @@ def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group
     # Every word, stop words too: "first", "last", "new" and "now" are what qualifiers are made of.
     words = frozenset(stem(word) for word in _WORDS.findall(claim))
     for anchor in anchors:
-        places = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
+        places = _places(result.find(anchor), record)
         opposed = [contrast(value_label(result.shape, start), words) for start in places]
         if places and all(opposed):
             named, said = opposed[0]  # type: ignore[misc]
@@ -301,8 +307,9 @@ def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group
 
 def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], record: Node) -> str | None:
     """A record's times have names (`lastScheduleTime`, `lastSuccessfulTime`): the claim names another."""
-    found = [start for start, _ in result.find(anchor) if record.start <= start < record.end]
-    rivals = [field_name(result.shape, start).key for start in result.index.moment_starts(record.start, record.end)]
+    found = _places(result.find(anchor), record)
+    starts = result.index.moment_starts(record.start, record.end)[:MAX_PLACES]
+    rivals = list({field_name(result.shape, start).key for start in starts})
     misreads = [_other_name(anchor, field_name(result.shape, start).key, rivals, words) for start in found]
     # Where the record says the time more than once ("Last Transition Time" and "renewal was
     # scheduled at"), one place that is not another field's time is enough.
@@ -315,6 +322,19 @@ def _other_name(anchor: Anchor, own: frozenset[str], rivals: list[frozenset[str]
         if words & (rival - own) and not words & (own - rival):
             return f"`{anchor.text}` is the time of {_field(own)}, but the claim speaks of {_field(rival)}"
     return None
+
+
+def _places(spans: Sequence[Span], record: Node) -> list[int]:
+    """Where in `record` an anchor is, as far as it is worth naming each place: a figure printed a
+    hundred thousand times in one record says no more about its name than its first places do."""
+    first = bisect.bisect_left(spans, (record.start, -1))
+    return [start for start, _ in itertools.islice(spans, first, None) if start < record.end][:MAX_PLACES]
+
+
+def _within(spans: Sequence[Span], position: int) -> bool:
+    """Whether `position` is inside one of `spans` (sorted, disjoint)."""
+    before = bisect.bisect_right(spans, (position, math.inf)) - 1
+    return before >= 0 and spans[before][0] <= position < spans[before][1]
 
 
 def claim_words(claim: str) -> frozenset[str]:
