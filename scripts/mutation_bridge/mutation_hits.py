@@ -18,7 +18,7 @@ import pytest
 # are therefore not filed under the pipeline cases, which keeps `make mutation` near a quarter hour.
 IN_PROCESS_ONLY = tuple(
     f"vectorstep.grounding.{module}."
-    for module in ("windows", "anchors", "local_check", "counts", "counted", "qualifiers")
+    for module in ("windows", "anchors", "local_check", "misread", "counts", "counted", "qualifiers")
 )
 
 

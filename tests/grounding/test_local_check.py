@@ -8,7 +8,8 @@ import pytest
 
 from vectorstep.grounding.counts import MAX_COUNTED_PLACES
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.local_check import _CLAUSES, answer_claims, check_claim, check_statement, claim_words, clauses
+from vectorstep.grounding.local_check import _CLAUSES, answer_claims, check_claim, check_statement, clauses
+from vectorstep.grounding.misread import claim_words
 from vectorstep.grounding.pointers import locate
 
 TASK = "Alert CheckoutLatencyHigh on checkout-api (namespace shop) since 2024-06-11T13:52:30Z. Investigate."

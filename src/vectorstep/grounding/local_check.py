@@ -10,9 +10,7 @@ show a value, not a cause, and the check says so rather than guessing.
 
 from __future__ import annotations
 
-import bisect
 import itertools
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -20,20 +18,15 @@ from typing import Any
 from vectorstep.domain.signals import EvidencePointer, LocalVerdict
 from vectorstep.grounding.anchors import Anchor, Reading, statement_anchors
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
-from vectorstep.grounding.keys import field_name, value_label
 from vectorstep.grounding.kin import kin_of
-from vectorstep.grounding.qualifiers import contrast
-from vectorstep.grounding.shapes import Node, Span
+from vectorstep.grounding.misread import MAX_PLACES, misread, written
+from vectorstep.grounding.shapes import Node
 from vectorstep.grounding.together import all_together, find_together
-from vectorstep.grounding.words import STOPWORDS, stem
 
 SUPPORTED, UNSUPPORTED, UNDECIDABLE = "supported", "unsupported", "undecidable"
 POINTER_RECORD_MAX_CHARS = 2000
 # An answer is untrusted: only so much of it is looked up.
 MAX_STATEMENTS = 100
-# How many places of one anchor are looked at to tell which field it is the value of, and how many
-# places where a claim's anchors are together are tried before the claim is refused.
-MAX_PLACES = 50
 MAX_STATEMENT_CHARS = 2000
 _CAUSAL = re.compile(
     r"\b(?:because|caus(?:e|es|ed|ing)|due to|led to|leads? to|lead to|result(?:s|ed)? in|as a result|"
@@ -43,7 +36,6 @@ _CAUSAL = re.compile(
 )
 _CONJUNCTIONS = re.compile(r";\s+|,?\s+(?:and|while|but|whereas|versus|vs\.?)\s+")
 _CLAUSES = re.compile(r";\s+|\.\s+(?=[A-Z])|,\s+|,?\s+(?:and|while|but|whereas|versus|vs\.?)\s+")
-_WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])")
 _STANDARD_FIELDS = frozenset(
     {
         "confidence",
@@ -117,13 +109,12 @@ def _placed(
     claim: str, usable: list[ToolResult], needed: list[Anchor], soft: list[Anchor], plain: list[Anchor]
 ) -> LocalVerdict:
     """Every anchor is somewhere: are they together, in a record about what the claim is about?"""
-    words = claim_words(claim)
-    misread = None
+    refusal = None
     lonely = None
     for result in usable:
-        group, why = _fitting(claim, result, needed, soft, words)
+        group, why = _fitting(claim, result, needed, soft)
         if group is not None or why is not None:
-            misread = why
+            refusal = why
         if group is None:
             continue
         # A pair (max_conns=4), a field's number (revision 37) or a quote names what its value is.
@@ -134,13 +125,13 @@ def _placed(
                 return lonely
             continue
         return LocalVerdict(SUPPORTED, f"{_named(needed)} together in {_tool(result)}", _pointer(result, group))
-    if misread is not None:
-        return LocalVerdict(UNSUPPORTED, misread)
+    if refusal is not None:
+        return LocalVerdict(UNSUPPORTED, refusal)
     if lonely is not None:
         return lonely
     for result in usable:
         if next(_together(result, needed, ()), None) is not None:
-            names = _written(claim, [anchor for anchor in soft if result.find(anchor)])
+            names = written(claim, [anchor for anchor in soft if result.find(anchor)])
             why = (
                 f"{_named(needed)} {_are(needed)} in {_tool(result)}, but in a record about something else than {names}"
             )
@@ -150,16 +141,16 @@ def _placed(
 
 
 def _fitting(
-    claim: str, result: ToolResult, needed: list[Anchor], soft: list[Anchor], words: frozenset[str]
+    claim: str, result: ToolResult, needed: list[Anchor], soft: list[Anchor]
 ) -> tuple[Node | None, str | None]:
     """The first place in `result` where the anchors are together and are not the values of other
     fields than the claim names; else why the last place found was not."""
-    misread = None
+    refusal = None
     for place in itertools.islice(_together(result, needed, soft), MAX_PLACES):
-        misread = _other_field(result, needed, words, place) or _contrasted(claim, result, needed, place)
-        if misread is None:
+        refusal = misread(claim, result, needed, place)
+        if refusal is None:
             return place, None
-    return None, misread
+    return None, refusal
 
 
 def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], plain: list[Anchor]) -> LocalVerdict:
@@ -168,11 +159,11 @@ def _lone(claim: str, result: ToolResult, group: Node, needed: list[Anchor], pla
     told, said = _spoken(result, group, plain)
     found = f"{_named(needed)} is in {_tool(result)}"
     if told:
-        return LocalVerdict(SUPPORTED, f"{found}, in a record that speaks of {_written(claim, told)}", pointer)
+        return LocalVerdict(SUPPORTED, f"{found}, in a record that speaks of {written(claim, told)}", pointer)
     if said and all(_specific(anchor) for anchor in needed):
         return LocalVerdict(SUPPORTED, f"{found}, and nothing there says otherwise", pointer)
     if plain and not said:
-        why = f"{found}, but in a record that says nothing of {_written(claim, plain)}"
+        why = f"{found}, but in a record that says nothing of {written(claim, plain)}"
         return LocalVerdict(UNSUPPORTED, why, pointer)
     # The record says what the claim speaks of, but so do its siblings ("deploy" in every deploy):
     # whether this one is the one meant takes reading, not matching.
@@ -257,94 +248,6 @@ def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]
         yield groups[0]
 
 
-def _other_field(result: ToolResult, anchors: Sequence[Anchor], words: frozenset[str], group: Node) -> str | None:
-    """Why a figure found in `group` is the value of a parallel field the claim does not mean, if it is.
-
-    `"hard": {"limits.memory": "96Gi"}` beside `"used": {"limits.memory": "93Gi"}`: "96Gi used"
-    names the heading of the other field and not this one's, so it means the other field.
-    """
-    record = group.nearest_record()
-    for anchor in anchors:
-        if anchor.kind == "time":
-            misread = _other_time(result, anchor, words, record)
-            if misread is not None:
-                return misread
-        if anchor.kind != "number":
-            continue
-        everywhere = result.find(anchor)
-        names = [field_name(result.shape, start) for start in _places(everywhere, record)]
-        own = max(names, key=lambda name: len(words & name.words), default=None)
-        if own is None or not own.key:
-            continue
-        for rival, figure, start in result.keyed_figures:
-            if rival.key != own.key or _within(everywhere, start):
-                continue
-            if words & (rival.path - own.path) and not words & (own.path - rival.path):
-                return (
-                    f"`{anchor.text}` is the value of {_field(own.words)}, but the claim speaks of "
-                    f"{_field(rival.words)} ({figure})"
-                )
-    return None
-
-
-def _contrasted(claim: str, result: ToolResult, anchors: Sequence[Anchor], group: Node) -> str | None:
-    """Why a value found in `group` is not the one the claim means: its name has the opposite qualifier.
-
-    `spec_min_replicas` for "capped at 6 replicas, its maximum"; `old_master=` for "became master".
-    """
-    record = group.nearest_record()
-    # Every word, stop words too: "first", "last", "new" and "now" are what qualifiers are made of.
-    words = frozenset(stem(word) for word in _WORDS.findall(claim))
-    for anchor in anchors:
-        places = _places(result.find(anchor), record)
-        opposed = [contrast(value_label(result.shape, start), words) for start in places]
-        if places and all(opposed):
-            named, said = opposed[0]  # type: ignore[misc]
-            says = _written(claim, [said])
-            return f"`{anchor.text}` is named `{named}` where it is, but the claim says {says}"
-    return None
-
-
-def _other_time(result: ToolResult, anchor: Anchor, words: frozenset[str], record: Node) -> str | None:
-    """A record's times have names (`lastScheduleTime`, `lastSuccessfulTime`): the claim names another."""
-    found = _places(result.find(anchor), record)
-    starts = result.index.moment_starts(record.start, record.end)[:MAX_PLACES]
-    rivals = list({field_name(result.shape, start).key for start in starts})
-    misreads = [_other_name(anchor, field_name(result.shape, start).key, rivals, words) for start in found]
-    # Where the record says the time more than once ("Last Transition Time" and "renewal was
-    # scheduled at"), one place that is not another field's time is enough.
-    return misreads[0] if misreads and all(misreads) else None
-
-
-def _other_name(anchor: Anchor, own: frozenset[str], rivals: list[frozenset[str]], words: frozenset[str]) -> str | None:
-    for rival in rivals:
-        # The claimed time itself, an unnamed time or one of the same name has no words of its own.
-        if words & (rival - own) and not words & (own - rival):
-            return f"`{anchor.text}` is the time of {_field(own)}, but the claim speaks of {_field(rival)}"
-    return None
-
-
-def _places(spans: Sequence[Span], record: Node) -> list[int]:
-    """Where in `record` an anchor is, as far as it is worth naming each place: a figure printed a
-    hundred thousand times in one record says no more about its name than its first places do."""
-    first = bisect.bisect_left(spans, (record.start, -1))
-    return [start for start, _ in itertools.islice(spans, first, None) if start < record.end][:MAX_PLACES]
-
-
-def _within(spans: Sequence[Span], position: int) -> bool:
-    """Whether `position` is inside one of `spans` (sorted, disjoint)."""
-    before = bisect.bisect_right(spans, (position, math.inf)) - 1
-    return before >= 0 and spans[before][0] <= position < spans[before][1]
-
-
-def claim_words(claim: str) -> frozenset[str]:
-    return frozenset(stem(word) for word in _WORDS.findall(claim) if len(word) > 2 and word.lower() not in STOPWORDS)
-
-
-def _field(words: frozenset[str]) -> str:
-    return f"`{' '.join(sorted(words))}`" if words else "an unnamed value"
-
-
 def _combined(verdicts: list[LocalVerdict]) -> LocalVerdict:
     """One verdict for a claim's parts: refuted if any part is, backed if every decided part is.
 
@@ -415,16 +318,6 @@ def _are(anchors: Sequence[Anchor]) -> str:
 
 def _named(anchors: Sequence[Anchor]) -> str:
     return ", ".join(f"`{anchor.text}`" for anchor in anchors)
-
-
-def _written(claim: str, words: Sequence[Anchor | str]) -> str:
-    """Up to three of the claim's words and names as it wrote them (`certificate`, not the stem `certificat`)."""
-    written = []
-    for word in words[:3]:
-        text = word if isinstance(word, str) else word.text
-        match = re.search(rf"\b{re.escape(text)}\w*", claim, re.I)
-        written.append(f"`{match.group(0) if match else text}`")
-    return ", ".join(written)
 
 
 def _tool(result: ToolResult) -> str:
