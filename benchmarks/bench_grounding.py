@@ -13,6 +13,9 @@ the full text of every tool result and labelled claims — for each set (`tuning
   per claim kind, how often it says supported for true claims (TPR) and unsupported for false ones
   (TNR, decoys included), their mean (balanced accuracy, with `undecidable` counted as a miss), how
   often it decides at all, and the balanced accuracy of the claims it decides;
+- **the ceiling of matching**: per claim kind, how many false claims are decoys that look exactly
+  like true claims to any checker that matches a claim's anchors and words against a record, and
+  the balanced accuracy such a checker cannot exceed even when it backs every true claim;
 - **speed**: milliseconds to build one judge transcript.
 
     python benchmarks/bench_grounding.py [--budget 1500]
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from vectorstep.domain.trace import TraceEvent
+from vectorstep.grounding.anchors import statement_anchors
 from vectorstep.grounding.evidence import StepEvidence, ToolResult
 from vectorstep.grounding.local_check import check_claim
 from vectorstep.grounding.transcript import build_transcript
@@ -156,6 +160,49 @@ def anchor_check(cases: list[dict[str, Any]]) -> dict[str, Any]:
     return {kind: _accuracy(outcomes[kind]) for kind in sorted(outcomes)}
 
 
+def matching_ceiling(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """How far any checker that decides by matching can go, per claim kind.
+
+    A decoy whose record (with the path and the identifying fields that lead to it) holds every
+    anchor and every word of the claim that its result holds at all looks, to matching, exactly like
+    a true claim. A checker that decides by which of a claim's anchors and words a record holds must
+    back it or refuse true claims just as well, so even backing every true claim its balanced
+    accuracy is at most (1 + the share of false claims it can refuse) / 2.
+    """
+    false: Counter[str] = Counter()
+    alike: Counter[str] = Counter()
+    for case in cases:
+        for claim in case["claims"]:
+            if claim["supported"] or claim["kind"] not in DECIDED_KINDS:
+                continue
+            false[claim["kind"]] += 1
+            alike[claim["kind"]] += _looks_true(case, claim)
+    return {
+        kind: {
+            "false_claims": false[kind],
+            "decoys_alike_to_matching": alike[kind],
+            "balanced_accuracy_ceiling": _round(1 - alike[kind] / false[kind] / 2) if false[kind] else None,
+        }
+        for kind in DECIDED_KINDS
+    }
+
+
+def _looks_true(case: dict[str, Any], claim: dict[str, Any]) -> bool:
+    call = next((call for call in case["tool_calls"] if claim.get("decoy") and claim["decoy"] in call["result"]), None)
+    if call is None:
+        return False
+    result = ToolResult("c0", call["name"], call["result"], False, True)
+    record = result.shape.leaf_at(call["result"].index(claim["decoy"])).nearest_record()
+    spans = [(record.start, record.end), *record.context()]
+    for anchor in statement_anchors(claim["claim"]):
+        found = result.find(anchor)
+        if not found and anchor.hard:
+            return False  # a figure or id the result does not hold: matching refuses it
+        if found and not any(low <= start and end <= high for start, end in found for low, high in spans):
+            return False
+    return True
+
+
 def _accuracy(counts: Counter[tuple[bool, str]]) -> dict[str, Any]:
     true = sum(count for (supported, _), count in counts.items() if supported)
     false = sum(count for (supported, _), count in counts.items() if not supported)
@@ -218,6 +265,7 @@ def main() -> None:
             "head_truncation": visibility(cases, args.budget, windows=False),
             "evidence_windows": visibility(cases, args.budget, windows=True),
             "anchor_check": anchor_check(cases),
+            "matching_ceiling": matching_ceiling(cases),
         }
     out = Path(__file__).parent / "results" / "grounding.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
