@@ -1059,3 +1059,64 @@ def test_a_result_that_prints_one_figure_two_hundred_thousand_times_is_checked_w
     step = StepEvidence("Alert", [ToolResult("c0", "metrics__dump", "1," * 200_000, False, True)])
     for claim in ("1,1,1 were seen", "the error ratio was 1%", "the limit is 1Mi", "the minimum is 1"):
         assert check_statement(claim, step).verdict in ("supported", "unsupported", "undecidable")
+
+
+RECORDING_RULES = json.dumps(
+    {
+        "status": "success",
+        "data": {
+            "resultType": "vector",
+            "result": [
+                {
+                    "metric": {"__name__": "slo:checkout_errors:ratio_rate5m", "service": "checkout-api"},
+                    "value": [1729075020, "0.0012164502164502165"],
+                },
+                {
+                    "metric": {"__name__": "slo:checkout_errors:ratio_rate1h", "service": "checkout-api"},
+                    "value": [1729075020, "0.0004391"],
+                },
+            ],
+        },
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        # A recording rule's name ends with the window it was computed over (`ratio_rate5m`).
+        ("checkout-api's 5m error ratio is about 0.12%", "supported"),
+        ("checkout-api's 1h error ratio is about 0.04%", "supported"),
+        ("checkout-api's 1h error ratio is about 0.12%", "unsupported"),
+        ("checkout-api's 30m error ratio is about 0.12%", "unsupported"),
+    ],
+)
+def test_a_recording_rules_window_is_read_from_its_name(claim: str, verdict: str) -> None:
+    step = StepEvidence(
+        "Alert CheckoutErrorBudgetBurn", [ToolResult("c0", "prom__query", RECORDING_RULES, False, True)]
+    )
+    checked = check_claim(claim, step)
+    assert checked.verdict == verdict, checked.reason
+
+
+HPAS = json.dumps(
+    [
+        {"hpa": "search-api", "max_replicas": 30, "min_replicas": 4},
+        {"hpa": "quote-api", "min_replicas": 30, "max_replicas": 40},
+    ],
+    indent=2,
+)
+
+
+def test_a_figure_is_named_where_it_is_in_its_record_not_where_another_record_prints_it() -> None:
+    # search-api's max is 30, quote-api's min is 30: quote-api's max is 40, not 30.
+    step = StepEvidence("Alert HPAMaxedOut", [ToolResult("c0", "k8s__hpas", HPAS, False, True)])
+    assert check_claim("quote-api's max replicas is 30", step).verdict == "unsupported"
+    assert check_claim("quote-api's min replicas is 30", step).verdict == "supported"
+    assert check_claim("search-api's max replicas is 30", step).verdict == "supported"
+
+
+def test_each_of_two_figures_must_be_in_a_record_of_the_subject() -> None:
+    # 1,204,331 is orders-consumer's; 5,498 is billing-consumer's, not orders-consumer's.
+    checked = check_claim("orders-consumer lag fell from 1,204,331 to 5,498", lag_and_quota())
+    assert checked.verdict == "unsupported", checked.reason

@@ -30,6 +30,10 @@ _INTERVAL = re.compile(  # 00:41:12.5, not the clock of a date-time (2024-06-11 
     r"(?<![\d:])(?<!\d-\d\d[ T])(?P<h>\d{2}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d+)?)(?![\d:]|\s?(?:Z|UTC|[+-]\d))"
 )
 _EVENT_COUNT = re.compile(r"\(x(\d+) over ")
+# Prometheus recording rules name the window an operation ran over at the end of their name
+# (`level:metric:operations`): `job:http_errors:ratio_rate5m`, `sli:requests:increase1h`.
+_RULE_WINDOW = re.compile(r"(?:rate|increase|avg|ratio|burnrate)_?(?P<number>\d+)(?P<unit>[smhdw])(?![\w.-])")
+_WINDOW_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # JVM memory flags write a size glued to the flag, in one letter: -Xmx8g, -Xss512k, -XX:MaxMetaspaceSize=256m.
 _JVM_SIZE = re.compile(r"(?:-Xm[snx]|-Xss|-XX:\w*Size=)(?P<number>\d+)(?P<unit>[kKmMgGtT])(?![\w])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
@@ -156,6 +160,10 @@ class ResultIndex:
         figures += [
             _Figure(match.start(), match.end(), (("seconds", _cron_seconds(match)),), False)
             for match in _CRON_STEP.finditer(self.text)
+        ]
+        figures += [  # the window in a recording rule's name: job:http_errors:ratio_rate5m
+            _Figure(match.start("number"), match.end(), (("seconds", _window_seconds(match)),), False)
+            for match in _RULE_WINDOW.finditer(self.text)
         ]
         figures += [  # an interval as psql and kubectl print it: 00:41:12.5
             _Figure(match.start(), match.end(), (("seconds", _interval_seconds(match)),), False)
@@ -326,6 +334,10 @@ def _column_of(row: str, offset: int, header: str) -> int:
 def _cron_seconds(match: re.Match[str]) -> float:
     minutes = match.group("minutes")
     return int(minutes) * 60.0 if minutes else int(match.group("hours")) * 3600.0
+
+
+def _window_seconds(match: re.Match[str]) -> float:
+    return int(match.group("number")) * _WINDOW_UNITS[match.group("unit")]
 
 
 def _interval_seconds(match: re.Match[str]) -> float:

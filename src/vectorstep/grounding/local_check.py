@@ -230,6 +230,12 @@ def _siblings(record: Node) -> list[Node]:
     return parent.children
 
 
+def _quantities(anchor: Anchor) -> frozenset[str]:
+    """What a figure measures: two of the same ("from 1,204,331 to 88,120", "from 13:40 to 13:50")
+    may be two records of one subject; a window and a ratio ("the 1h error ratio is 0.12%") may not."""
+    return frozenset({"time"}) if anchor.kind == "time" else frozenset(reading.family for reading in anchor.readings)
+
+
 def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Iterator[Node]:
     """Where anchors are together in `result`; two figures of one kind ("from 1,204,331 to 88,120")
     may be two records.
@@ -238,14 +244,13 @@ def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]
     the first figure's place stands for them.
     """
     figures = [anchor for anchor in hard if anchor.kind in ("number", "time")]
-    kinds = {anchor.kind for anchor in figures}
-    if len(figures) < 2 or len(kinds) > 1:
+    if len(figures) < 2 or not frozenset.intersection(*(_quantities(anchor) for anchor in figures)):
         yield from all_together(result, hard, soft)
         return
     subjects = [anchor for anchor in hard if anchor not in figures]
-    groups = [find_together(result, [*subjects, figure], soft) for figure in figures]
-    if groups[0] is not None and all(group is not None for group in groups):
-        yield groups[0]
+    first, *others = (find_together(result, [*subjects, figure], soft) for figure in figures)
+    if first is not None and all(group is not None for group in others):
+        yield first
 
 
 def _combined(verdicts: list[LocalVerdict]) -> LocalVerdict:
