@@ -1120,3 +1120,20 @@ def test_each_of_two_figures_must_be_in_a_record_of_the_subject() -> None:
     # 1,204,331 is orders-consumer's; 5,498 is billing-consumer's, not orders-consumer's.
     checked = check_claim("orders-consumer lag fell from 1,204,331 to 5,498", lag_and_quota())
     assert checked.verdict == "unsupported", checked.reason
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [f"JAVA_OPTS=-Xmx{'9' * 5000}g", f"slo:errors:ratio_rate{'9' * 5000}m", f"-XX:MaxMetaspaceSize={'7' * 4400}m"],
+    ids=["jvm-size", "rule-window", "metaspace"],
+)
+def test_a_figure_of_thousands_of_digits_in_a_tool_result_is_read_without_failing(hostile: str) -> None:
+    # Python refuses to turn more than 4,300 digits into an integer: such a figure is no size or window.
+    step = StepEvidence("Alert", [ToolResult("c0", "k8s__get", f"env: {hostile}\nheap: 8g", False, True)])
+    for claim in ("the heap is 8 GiB", "the 5m error ratio is 0.1%", "JAVA_OPTS sets -Xmx8g"):
+        assert check_claim(claim, step).verdict in ("supported", "unsupported", "undecidable")
+
+
+def test_a_judges_quote_naming_an_entry_of_thousands_of_digits_is_located_without_failing() -> None:
+    located = locate("claim", f"[{'9' * 5000}] deploy 5c1d2e7", evidence(), {2: "c0"})
+    assert located.pointer is None or located.pointer.call_id == "c0"

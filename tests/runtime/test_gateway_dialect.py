@@ -344,3 +344,22 @@ async def test_a_gateway_s_odd_values_are_typed_on_arrival_never_passed_on() -> 
     assert reply.usage.input_tokens == 0  # "many" is no count
     transcript = build_transcript(reply.trace, reply.full_tool_results, {"summary": "ok"}, max_chars=1500)
     assert '[2] result of [1] 7 (ok): {"rows": [1, 2]}' in transcript.text
+
+
+@pytest.mark.parametrize(
+    ("usage", "spent"),
+    [
+        ({"input": "many", "output": 1e400}, (0, 0)),
+        ({"input": 120, "output": 30}, (120, 30)),
+        ({"input_tokens": 7, "output_tokens": "3"}, (7, 0)),
+    ],
+    ids=["odd", "ours", "existing"],
+)
+async def test_a_failed_turn_keeps_the_tokens_it_spent_and_reads_odd_counts_as_none(
+    usage: dict[str, Any], spent: tuple[int, int]
+) -> None:
+    failed = {"type": "res", "ok": False, "error": {"message": "boom", "details": {"usage": usage}}}
+    with misbehaving(failed) as url, pytest.raises(AgentRuntimeError) as raised:
+        await RemoteRuntime(url, TOKEN).run(request(timeout_seconds=5))
+    assert raised.value.message == "boom"
+    assert (raised.value.details.input_tokens, raised.value.details.output_tokens) == spent

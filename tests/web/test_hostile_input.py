@@ -28,6 +28,7 @@ from tests.fixtures.hostile import ALIAS_BOMB
 from tests.web.conftest import LiveService
 from vectorstep.domain.storable import LONE_SURROGATE
 from vectorstep.testing import ProjectDir, answer
+from vectorstep.web.limits import BodyLimit
 
 TOKEN = "hostile-admin-token-0123456789"
 ENDED = ("completed", "escalated", "failed", "aborted", "stopped")
@@ -400,3 +401,25 @@ def test_numbers_json_has_not_in_an_api_body_are_a_422_naming_the_field_or_kept_
     started = hostile.api.post("/api/pipelines/inbox/run", content=b'{"data": {"ratio": NaN}}', headers=json_headers)
     assert started.status_code == 202, started.text[:200]
     assert hostile.finished(started.json()["run_id"])["status"] in ENDED
+
+
+@pytest.mark.parametrize(
+    "declared", [b"9" * 5000, b"1" + b"0" * 30, b"1048577"], ids=["5000-digits", "31-digits", "limit+1"]
+)
+def test_a_declared_length_beyond_the_limit_is_a_413_however_many_digits_it_has(declared: bytes) -> None:
+    # The HTTP server in front may pass any Content-Length through: the limit reads it without failing.
+    sent: list[dict[str, Any]] = []
+
+    async def never_called(scope: Any, receive: Any, send: Any) -> None:
+        raise AssertionError("a body declared too large reached the application")
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope = {"type": "http", "headers": [(b"content-length", declared)]}
+    asyncio.run(BodyLimit(never_called)(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert b"larger than 1,048,576 bytes" in sent[1]["body"]

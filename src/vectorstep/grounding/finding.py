@@ -32,10 +32,10 @@ _INTERVAL = re.compile(  # 00:41:12.5, not the clock of a date-time (2024-06-11 
 _EVENT_COUNT = re.compile(r"\(x(\d+) over ")
 # Prometheus recording rules name the window an operation ran over at the end of their name
 # (`level:metric:operations`): `job:http_errors:ratio_rate5m`, `sli:requests:increase1h`.
-_RULE_WINDOW = re.compile(r"(?:rate|increase|avg|ratio|burnrate)_?(?P<number>\d+)(?P<unit>[smhdw])(?![\w.-])")
+_RULE_WINDOW = re.compile(r"(?:rate|increase|avg|ratio|burnrate)_?(?P<number>\d{1,6})(?P<unit>[smhdw])(?![\w.-])")
 _WINDOW_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # JVM memory flags write a size glued to the flag, in one letter: -Xmx8g, -Xss512k, -XX:MaxMetaspaceSize=256m.
-_JVM_SIZE = re.compile(r"(?:-Xm[snx]|-Xss|-XX:\w*Size=)(?P<number>\d+)(?P<unit>[kKmMgGtT])(?![\w])")
+_JVM_SIZE = re.compile(r"(?:-Xm[snx]|-Xss|-XX:\w*Size=)(?P<number>\d{1,15})(?P<unit>[kKmMgGtT])(?![\w])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,64}(?![0-9A-Za-z])")
 _WORDS = re.compile(r"[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|(?<![\w.])[1-5]xx\b")
 # A cron schedule's step: */15 * * * * runs every 15 minutes, 0 */6 * * * every 6 hours.

@@ -22,7 +22,7 @@ from vectorstep.grounding.together import find_together
 MIN_FRAGMENT_CHARS = 6
 MIN_QUOTE_CHARS = 16
 MAX_SPREAD_CHARS = 3000  # pieces of one quote further apart than this are not one quote
-_ENTRY = re.compile(r"^\s*\[(\d+)\]")
+_ENTRY = re.compile(r"^\s*\[(\d{1,9})\]")
 _QUOTED = re.compile(r"[\"'`\u201c\u2018]([^\"`\u201d\u2019\n]{4,})[\"'`\u201d\u2019]")
 _BREAKS = re.compile(r"\s*(?:…\s*\[[\d,]+ (?:characters|chars) omitted\]\s*…|\.{3}|…)\s*")
 _PREFIX = re.compile(
@@ -56,7 +56,8 @@ def locate(claim: str, quoted: str, evidence: StepEvidence, entry_calls: Mapping
 
 
 def _preferred(quoted: str, entry_calls: Mapping[int, str | None]) -> str | None:
-    match = _ENTRY.match(quoted) or re.search(r"\[(\d+)\]", quoted)
+    # An entry's number, as the transcript writes it; a judge's quote is untrusted, so only so many digits.
+    match = _ENTRY.match(quoted) or re.search(r"\[(\d{1,9})\]", quoted)
     return entry_calls.get(int(match.group(1))) if match else None
 
 

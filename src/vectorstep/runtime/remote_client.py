@@ -211,6 +211,7 @@ def _remote_error(given: Any, seen: list[TraceEvent]) -> AgentRuntimeError:
     given = details.get("trace")
     trace = rpc.made_whole(given) if isinstance(given, list) else ()
     usage: dict[str, Any] = details["usage"] if isinstance(details.get("usage"), dict) else {}
+    spent = rpc.usage_from_json(usage, str(details.get("model") or ""))  # what is no count counts 0
     return AgentRuntimeError(
         str(error.get("message") or "the gateway reported an error"),
         code=str(error.get("code") or "runtime_error"),
@@ -219,8 +220,8 @@ def _remote_error(given: Any, seen: list[TraceEvent]) -> AgentRuntimeError:
             model=details.get("model"),
             provider=details.get("provider"),
             agent_version=details.get("agentVersion"),
-            input_tokens=int(usage.get("input") or usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output") or usage.get("output_tokens") or 0),
+            input_tokens=spent.input_tokens,
+            output_tokens=spent.output_tokens,
         ),
     )
 
