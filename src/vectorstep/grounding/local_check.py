@@ -237,8 +237,8 @@ def _quantities(anchor: Anchor) -> frozenset[str]:
 
 
 def _together(result: ToolResult, hard: Sequence[Anchor], soft: Sequence[Anchor]) -> Iterator[Node]:
-    """Where anchors are together in `result`; two figures of one kind ("from 1,204,331 to 88,120")
-    may be two records.
+    """Where anchors are together in `result`; two figures of one quantity ("from 1,204,331 to
+    88,120") may be two records.
 
     Then each figure is looked up with the claim's ids and names, not with the other figure, and
     the first figure's place stands for them.
