@@ -129,3 +129,31 @@ def test_an_answer_wrapped_in_doubled_braces_is_still_found() -> None:
     # Models that have seen templates write `{{ … }}`: the outer brace is not JSON, the object inside is.
     text = 'Result: {{"confidence": 0.8, "summary": "s", "next_step_context": ""}}'
     assert find_json_object(text) == {"confidence": 0.8, "summary": "s", "next_step_context": ""}
+
+
+ANSWER = '{"confidence": 0.5, "summary": "ok", "next_step_context": ""}'
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"a":' * 20_000, "no JSON object found"),
+        ('{"x": ' + "[" * 20_000, "no JSON object found"),
+        ("{" * 200_000, "no JSON object found"),
+        ('{"' * 100_000, "no JSON object found"),
+        ('{"a":' * 3000 + "1" + "}" * 3000, "nests objects and arrays deeper than 64"),
+        (ANSWER[:-1] + ', "d": ' + "[" * 70 + "]" * 70 + "}", "nests objects and arrays deeper than 64"),
+    ],
+    ids=["unclosed-objects", "unclosed-arrays", "braces", "open-keys", "closed-3000-deep", "70-deep"],
+)
+def test_a_hostile_answer_is_a_parse_error_within_bounds(text: str, says: str) -> None:
+    # Nesting past Python's stack raised RecursionError, and a failed decode at each of 200,000 braces
+    # took seconds: an agent's answer is untrusted, so it is read within bounds and refused by name.
+    with pytest.raises(LLMParseError) as refused:
+        parse_llm_output(text)
+    assert says in str(refused.value) and refused.value.raw_text == text
+
+
+def test_an_answer_after_thousands_of_stray_braces_is_still_found() -> None:
+    assert parse_llm_output("{" * 50_000 + " and then " + ANSWER).summary == "ok"

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
+from vectorstep.domain.bounded_json import UnboundedJSON, check_bounds
 from vectorstep.domain.storable import without_surrogates
 from vectorstep.errors import LLMParseError, LLMSchemaError
 
@@ -54,9 +55,14 @@ def parse_llm_output(text: str) -> LLMOutput:
     the whole text.
     """
     text = without_surrogates(text)
-    found = without_surrogates(find_json_object(text))
+    found = find_json_object(text)
     if found is None:
         raise LLMParseError(f"no JSON object found in the agent's answer: {snippet(text)!r}", raw_text=text)
+    try:
+        check_bounds(found, "the agent's JSON", max_values=None)  # its length bounds its values
+    except UnboundedJSON as error:
+        raise LLMParseError(str(error), raw_text=text) from None
+    found = without_surrogates(found)
     try:
         return LLMOutput.model_validate(found)
     except ValidationError as error:
@@ -96,22 +102,30 @@ def _loads_object(text: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack: no answer
         return None
     return value if isinstance(value, dict) else None
+
+
+# Where an object can start: a brace, then a key or the closing brace. A failed decode costs the
+# parser a count of the lines before it, so only such places are tried, and only so many of them.
+_OBJECT_START = re.compile(r"\{\s*[\"}]")
+MAX_DECODE_ATTEMPTS = 10_000
 
 
 def _last_balanced_object(text: str) -> dict[str, Any] | None:
     """Decode objects left to right with a real JSON parser, keeping the last top-level one."""
     last: dict[str, Any] | None = None
-    position = text.find("{")
-    while position != -1:
+    start = _OBJECT_START.search(text)
+    for _ in range(MAX_DECODE_ATTEMPTS):
+        if start is None:
+            break
         try:
-            value, end = _decoder.raw_decode(text, position)
-        except ValueError:
-            position = text.find("{", position + 1)
+            value, end = _decoder.raw_decode(text, start.start())
+        except (ValueError, RecursionError):
+            start = _OBJECT_START.search(text, start.start() + 1)
             continue
         if isinstance(value, dict):
             last = value
-        position = text.find("{", end)
+        start = _OBJECT_START.search(text, end)
     return last
