@@ -142,8 +142,11 @@ ANSWER = '{"confidence": 0.5, "summary": "ok", "next_step_context": ""}'
         ('{"x": ' + "[" * 20_000, "no JSON object found"),
         ("{" * 200_000, "no JSON object found"),
         ('{"' * 100_000, "no JSON object found"),
-        ('{"a":' * 3000 + "1" + "}" * 3000, "nests objects and arrays deeper than 64"),
-        (ANSWER[:-1] + ', "d": ' + "[" * 70 + "]" * 70 + "}", "nests objects and arrays deeper than 64"),
+        ('{"a":' * 3000 + "1" + "}" * 3000, "the agent's JSON nests objects and arrays deeper than 64"),
+        (
+            ANSWER[:-1] + ', "d": ' + "[" * 70 + "]" * 70 + "}",
+            "the agent's JSON nests objects and arrays deeper than 64",
+        ),
     ],
     ids=["unclosed-objects", "unclosed-arrays", "braces", "open-keys", "closed-3000-deep", "70-deep"],
 )
@@ -157,3 +160,9 @@ def test_a_hostile_answer_is_a_parse_error_within_bounds(text: str, says: str) -
 
 def test_an_answer_after_thousands_of_stray_braces_is_still_found() -> None:
     assert parse_llm_output("{" * 50_000 + " and then " + ANSWER).summary == "ok"
+
+
+def test_an_answer_with_a_long_list_is_kept_whole() -> None:
+    # Only nesting is bounded: an answer's length already bounds how many values it holds.
+    answer = parse_llm_output(ANSWER[:-1] + ', "pods": [' + ",".join(["1"] * 100_001) + "]}")
+    assert len(answer.extras()["pods"]) == 100_001
