@@ -45,6 +45,11 @@ QUOTA = json.dumps({"status": {"hard": {"limits.memory": "96Gi"}, "used": {"limi
 ERROR = "Error: deploy 5c1d2e7 not found"
 
 
+def one_result(tool: str, text: str, task: str) -> StepEvidence:
+    """A step's evidence with one tool result that is no error, kept whole."""
+    return StepEvidence(task, [ToolResult("c0", tool, text, False, True)])
+
+
 def evidence() -> StepEvidence:
     results = [("deploys__list", DEPLOYS), ("metrics__query_range", SERIES), ("logs__search", LOGS)]
     tools = [ToolResult(f"c{n}", name, text, False, True) for n, (name, text) in enumerate(results)]
@@ -266,7 +271,7 @@ CRONJOB = json.dumps(
 
 
 def test_a_time_that_belongs_to_another_named_time_does_not_back_the_claim() -> None:
-    cronjob = StepEvidence("Alert: billing-export is stale", [ToolResult("c0", "k8s__get", CRONJOB, False, True)])
+    cronjob = one_result("k8s__get", CRONJOB, "Alert: billing-export is stale")
     misread = check_claim("the job was last scheduled at 2024-06-10T13:00:00Z", cronjob)
     assert (misread.verdict, misread.reason) == (
         "unsupported",
@@ -570,7 +575,7 @@ DEPLOYMENTS = "\n".join(
     ],
 )
 def test_a_row_is_about_the_name_it_starts_with(claim: str, verdict: str, reason: str) -> None:
-    deployments = StepEvidence("Alert: pods not ready", [ToolResult("c0", "kubectl__get", DEPLOYMENTS, False, True)])
+    deployments = one_result("kubectl__get", DEPLOYMENTS, "Alert: pods not ready")
     checked = check_claim(claim, deployments)
     assert (checked.verdict, checked.reason) == (verdict, reason)
 
@@ -605,7 +610,7 @@ KUBELET = "\n".join(
     ],
 )
 def test_a_word_ties_a_figure_to_its_line_only_when_few_lines_say_it(claim: str, verdict: str, reason: str) -> None:
-    kubelet = StepEvidence("Alert: cart pods restarting", [ToolResult("c0", "logs__search", KUBELET, False, True)])
+    kubelet = one_result("logs__search", KUBELET, "Alert: cart pods restarting")
     checked = check_claim(claim, kubelet)
     assert (checked.verdict, checked.reason) == (verdict, reason)
 
@@ -640,7 +645,7 @@ def test_what_a_query_asks_ties_its_only_sample_but_not_one_of_several(
     "claim", ["the billing-export job ran at 2024-06-11T13:00:00Z", "billing-export ran at 2024-06-10T13:00:00Z"]
 )
 def test_a_time_is_not_refuted_by_another_named_time_the_claim_does_not_name(claim: str) -> None:
-    cronjob = StepEvidence("Alert: billing-export is stale", [ToolResult("c0", "k8s__get", CRONJOB, False, True)])
+    cronjob = one_result("k8s__get", CRONJOB, "Alert: billing-export is stale")
     checked = check_claim(claim, cronjob)
     assert checked.verdict == "supported", checked.reason
 
@@ -662,7 +667,7 @@ def test_a_claim_points_at_the_whole_record_it_is_in_wherever_that_is() -> None:
         return {"id": f"job-{n:03d}", "status": {**status, "finishedAt": f"2024-06-11T{n % 24:02d}:{n:02d}:09Z"}}
 
     text = json.dumps({"items": [job(n) for n in range(50)]})
-    jobs = StepEvidence("Alert: etl failing", [ToolResult("c0", "k8s__get", text, False, True)])
+    jobs = one_result("k8s__get", text, "Alert: etl failing")
     checked = check_claim("the job exited with exitCode=137 at 2024-06-11T16:40:09Z", jobs)
     assert checked.verdict == "supported" and checked.pointer is not None
     assert checked.pointer.start > 2000  # far into the result, and still the whole record (its id with it)
@@ -680,14 +685,14 @@ def test_a_name_that_ends_the_result_still_belongs_to_its_row() -> None:
     )
     checked = check_claim(
         "a pod on node-c has been pending for 3d",
-        StepEvidence("Alert: cart pods", [ToolResult("c0", "kubectl__get", pods, False, True)]),
+        one_result("kubectl__get", pods, "Alert: cart pods"),
     )
     assert (checked.verdict, checked.reason) == ("supported", "`3d` together in the result of kubectl__get")
 
 
 def test_a_word_that_starts_every_line_ties_a_figure_to_none_of_them() -> None:
     lines = "\n".join(f"orders partition={p} lag={48912 if p == 7 else 3 + p}" for p in range(10))
-    lag = StepEvidence("Alert: consumer lag", [ToolResult("c0", "kafka__lag", lines, False, True)])
+    lag = one_result("kafka__lag", lines, "Alert: consumer lag")
     checked = check_claim("the orders backlog hit 12", lag)
     assert (checked.verdict, checked.reason) == (
         "undecidable",
@@ -862,7 +867,7 @@ DEPLOY_LIST = json.dumps(
 def test_a_specific_value_alone_in_a_record_like_its_siblings_is_backed_and_a_vague_one_undecided(
     claim: str, verdict: str
 ) -> None:
-    deploys = StepEvidence("Alert: checkout errors", [ToolResult("c0", "deploys__list", DEPLOY_LIST, False, True)])
+    deploys = one_result("deploys__list", DEPLOY_LIST, "Alert: checkout errors")
     checked = check_claim(claim, deploys)
     assert checked.verdict == verdict, checked.reason
     assert checked.pointer is not None and checked.pointer.call_id == "c0"  # where it was found, either way
@@ -878,13 +883,13 @@ def test_a_specific_value_alone_in_a_record_like_its_siblings_is_backed_and_a_va
 )
 def test_a_name_is_looked_for_as_an_identifier_by_its_punctuation(claim: str, verdict: str) -> None:
     text = '{"config":{"discount_engin_url":"http://x"},"tls":[{"secretName":"partner-portal-tls"}],"uid":"pay-slo"}'
-    checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__get", text, False, True)]))
+    checked = check_claim(claim, one_result("k8s__get", text, "Alert"))
     assert checked.verdict == verdict, checked.reason
 
 
 def test_a_claim_that_restates_the_task_is_checked_for_the_figure_it_adds() -> None:
     task = "Alert CartErrors on cart-api since 13:52Z."
-    evidence_of = StepEvidence(task, [ToolResult("c0", "logs__search", "13:52:10 cart-api errors=9", False, True)])
+    evidence_of = one_result("logs__search", "13:52:10 cart-api errors=9", task)
     assert check_claim("cart-api errors since 13:52Z", evidence_of).verdict == "supported"
     added = check_claim("cart-api errors since 13:52Z peaked at 12", evidence_of)
     assert (added.verdict, added.reason) == ("unsupported", "`12` is in no tool result")
@@ -898,7 +903,7 @@ def test_a_count_is_looked_for_in_a_bounded_number_of_places() -> None:
     early = f"Restart Count:  3\n{padding}\n"
     claim = "the pod restarted 3 times"
     for text, verdict in ((early, "supported"), (late, "unsupported")):
-        checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__describe", text, False, True)]))
+        checked = check_claim(claim, one_result("k8s__describe", text, "Alert"))
         assert checked.verdict == verdict, checked.reason
 
 
@@ -935,7 +940,7 @@ LATENCIES = "MIN_LATENCY   MAX_LATENCY   ROUTE\n120ms         480ms         /v1/
 def test_a_qualifier_is_read_from_every_word_and_every_kind_of_name(
     result: str, backed: str, misread: str, reason: str
 ) -> None:
-    evidence_of = StepEvidence("Alert: cart", [ToolResult("c0", "tool__read", result, False, True)])
+    evidence_of = one_result("tool__read", result, "Alert: cart")
     assert check_claim(backed, evidence_of).verdict == "supported"
     refuted = check_claim(misread, evidence_of)
     assert (refuted.verdict, refuted.reason) == ("unsupported", reason)
@@ -958,7 +963,7 @@ def test_a_lone_name_stands_alone_only_when_it_is_an_id_with_digits(claim: str, 
             ]
         }
     )
-    checked = check_claim(claim, StepEvidence("Alert", [ToolResult("c0", "k8s__get", webhooks, False, True)]))
+    checked = check_claim(claim, one_result("k8s__get", webhooks, "Alert"))
     assert checked.verdict == verdict, checked.reason
 
 
@@ -968,7 +973,7 @@ def test_a_claims_verdict_does_not_depend_on_the_claims_checked_before_it() -> N
     uptime = '{"node": "ip-10-1-2-3", "uptime": 94.18262}'
 
     def step() -> StepEvidence:
-        return StepEvidence("Alert NodeClockSkew", [ToolResult("c0", "node__status", uptime, False, True)])
+        return one_result("node__status", uptime, "Alert NodeClockSkew")
 
     alone = check_claim("the node ran 94 seconds", step())
     shared = step()
@@ -1005,8 +1010,7 @@ CHANGES = json.dumps(
     ],
 )
 def test_a_changed_value_is_named_by_the_key_its_change_names(claim: str, verdict: str) -> None:
-    step = StepEvidence("Alert KafkaLagHigh", [ToolResult("c0", "deploys__list", CHANGES, False, True)])
-    checked = check_claim(claim, step)
+    checked = check_claim(claim, one_result("deploys__list", CHANGES, "Alert KafkaLagHigh"))
     assert checked.verdict == verdict, checked.reason
 
 
@@ -1029,8 +1033,7 @@ Deployment pods:                                       6 current / 6 desired
     ],
 )
 def test_a_field_named_in_words_names_its_value_with_all_of_them(claim: str, verdict: str) -> None:
-    step = StepEvidence("Alert", [ToolResult("c0", "k8s__describe", HPA_DESCRIBED, False, True)])
-    checked = check_claim(claim, step)
+    checked = check_claim(claim, one_result("k8s__describe", HPA_DESCRIBED, "Alert"))
     assert checked.verdict == verdict, checked.reason
 
 
@@ -1048,7 +1051,7 @@ CERTIFICATE_DESCRIBED = """Status:
 def test_a_time_said_twice_in_a_record_backs_the_claim_where_its_name_fits() -> None:
     # The first place the date is printed is the condition's transition; the message and the renewal
     # time say it too, and they are what the claim speaks of.
-    step = StepEvidence("Alert", [ToolResult("c0", "k8s__describe", CERTIFICATE_DESCRIBED, False, True)])
+    step = one_result("k8s__describe", CERTIFICATE_DESCRIBED, "Alert")
     checked = check_claim("renewal was scheduled for 2024-07-04", step)
     assert checked.verdict == "supported", checked.reason
 
@@ -1056,7 +1059,7 @@ def test_a_time_said_twice_in_a_record_backs_the_claim_where_its_name_fits() -> 
 @pytest.mark.timeout(15)
 def test_a_result_that_prints_one_figure_two_hundred_thousand_times_is_checked_within_bounds() -> None:
     # Which field a figure is the value of is read at its first places, not at every one of them.
-    step = StepEvidence("Alert", [ToolResult("c0", "metrics__dump", "1," * 200_000, False, True)])
+    step = one_result("metrics__dump", "1," * 200_000, "Alert")
     for claim in ("1,1,1 were seen", "the error ratio was 1%", "the limit is 1Mi", "the minimum is 1"):
         assert check_statement(claim, step).verdict in ("supported", "unsupported", "undecidable")
 
@@ -1092,10 +1095,7 @@ RECORDING_RULES = json.dumps(
     ],
 )
 def test_a_recording_rules_window_is_read_from_its_name(claim: str, verdict: str) -> None:
-    step = StepEvidence(
-        "Alert CheckoutErrorBudgetBurn", [ToolResult("c0", "prom__query", RECORDING_RULES, False, True)]
-    )
-    checked = check_claim(claim, step)
+    checked = check_claim(claim, one_result("prom__query", RECORDING_RULES, "Alert CheckoutErrorBudgetBurn"))
     assert checked.verdict == verdict, checked.reason
 
 
@@ -1110,7 +1110,7 @@ HPAS = json.dumps(
 
 def test_a_figure_is_named_where_it_is_in_its_record_not_where_another_record_prints_it() -> None:
     # search-api's max is 30, quote-api's min is 30: quote-api's max is 40, not 30.
-    step = StepEvidence("Alert HPAMaxedOut", [ToolResult("c0", "k8s__hpas", HPAS, False, True)])
+    step = one_result("k8s__hpas", HPAS, "Alert HPAMaxedOut")
     assert check_claim("quote-api's max replicas is 30", step).verdict == "unsupported"
     assert check_claim("quote-api's min replicas is 30", step).verdict == "supported"
     assert check_claim("search-api's max replicas is 30", step).verdict == "supported"
@@ -1129,7 +1129,7 @@ def test_each_of_two_figures_must_be_in_a_record_of_the_subject() -> None:
 )
 def test_a_figure_of_thousands_of_digits_in_a_tool_result_is_read_without_failing(hostile: str) -> None:
     # Python refuses to turn more than 4,300 digits into an integer: such a figure is no size or window.
-    step = StepEvidence("Alert", [ToolResult("c0", "k8s__get", f"env: {hostile}\nheap: 8g", False, True)])
+    step = one_result("k8s__get", f"env: {hostile}\nheap: 8g", "Alert")
     for claim in ("the heap is 8 GiB", "the 5m error ratio is 0.1%", "JAVA_OPTS sets -Xmx8g"):
         assert check_claim(claim, step).verdict in ("supported", "unsupported", "undecidable")
 
